@@ -1,0 +1,12 @@
+# The host: a convenience library (so tests link the same code) and the
+# memtrack program.
+noinst_LTLIBRARIES += core/libmtcore.la
+core_libmtcore_la_SOURCES = \
+	core/log.c core/log.h \
+	core/plugin.c core/plugin.h \
+	core/pipeline.c core/pipeline.h
+core_libmtcore_la_LIBADD = $(PTHREAD_LIBS)
+
+bin_PROGRAMS += memtrack
+memtrack_SOURCES = core/main.c
+memtrack_LDADD = core/libmtcore.la

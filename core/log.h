@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Logging for the host and, through mt_host.log, for plugins.
+ * Messages go to stderr as "memtrack: [plugin: ]message". Thread-safe.
+ */
+#ifndef MT_CORE_LOG_H
+#define MT_CORE_LOG_H
+
+#include <memtrack/plugin.h>
+
+extern int mt_log_level; /* enum mt_log_level; default MT_LOG_WARN */
+
+void mt_log(enum mt_log_level level, const char *fmt, ...) MT_PRINTF(2, 3);
+#define mt_err(...) mt_log(MT_LOG_ERROR, __VA_ARGS__)
+#define mt_warn(...) mt_log(MT_LOG_WARN, __VA_ARGS__)
+#define mt_info(...) mt_log(MT_LOG_INFO, __VA_ARGS__)
+#define mt_debug(...) mt_log(MT_LOG_DEBUG, __VA_ARGS__)
+
+/* The host services handed to every plugin. */
+const struct mt_host *mt_host_get(void);
+
+#endif /* MT_CORE_LOG_H */

@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+int main(void)
+{
+	return 0;
+}

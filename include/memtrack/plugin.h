@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memtrack/plugin.h - the plugin ABI.
+ *
+ * A plugin is a shared object that exports exactly one symbol,
+ * MT_PLUGIN_ENTRY_SYMBOL ("memtrack_plugin_v1"), a function returning a
+ * const struct mt_plugin_desc. The host calls nothing else before it has
+ * checked the descriptor:
+ *   - desc->abi_major must equal the host's MT_ABI_MAJOR;
+ *   - desc->abi_minor must not be newer than the host's MT_ABI_MINOR;
+ *   - desc->size and every ops->size must cover at least the fields of
+ *     ABI 1.0; fields beyond a plugin's size take their defaults (NULL
+ *     callbacks mean "not supported").
+ * Structures only ever grow at their end.
+ *
+ * Conventions for every callback that crosses the boundary:
+ *   - Errors: a negative errno value; the plugin first explains the failure
+ *     through host->log() (name the file, option or offset involved). The
+ *     host reports the first error it receives, so say it precisely.
+ *   - Ownership: events handed to a plugin are borrowed for the duration of
+ *     the call. Memory a plugin hands out (encoded frames, state) is released
+ *     through the same plugin (frame_free, destroy).
+ *   - Args: the text after "NAME:" on the command line, or NULL; the plugin
+ *     parses it and refuses what it does not understand with -EINVAL.
+ *   - Threading: stated per kind below.
+ *
+ * Plugins are found by file name "<kind>-<name>.so" in the plugin search path
+ * (MEMTRACK_PLUGIN_PATH, the build tree, then pkg-config's plugindir).
+ */
+#ifndef MEMTRACK_PLUGIN_H
+#define MEMTRACK_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <memtrack/event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MT_ABI_MAJOR 1
+#define MT_ABI_MINOR 0
+
+#define MT_PLUGIN_ENTRY_SYMBOL "memtrack_plugin_v1"
+
+#if defined(__GNUC__)
+#define MT_PLUGIN_EXPORT __attribute__((visibility("default")))
+#define MT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define MT_PLUGIN_EXPORT
+#define MT_PRINTF(a, b)
+#endif
+
+enum mt_plugin_kind {
+	MT_PLUGIN_SOURCE = 1,
+	MT_PLUGIN_ENCODER = 2,
+	MT_PLUGIN_SINK = 3,
+};
+
+enum mt_log_level {
+	MT_LOG_ERROR = 0,
+	MT_LOG_WARN = 1,
+	MT_LOG_INFO = 2,
+	MT_LOG_DEBUG = 3,
+};
+
+/*
+ * Services of the host. Valid from create() until destroy() returns.
+ * log() may be called from any thread.
+ */
+struct mt_host {
+	uint32_t size;
+	uint16_t abi_major;
+	uint16_t abi_minor;
+	/* plugin: the plugin's name, prefixed to the message by the host */
+	void (*log)(const struct mt_host *host, enum mt_log_level level,
+		    const char *plugin, const char *fmt, ...) MT_PRINTF(4, 5);
+	/* current verbosity (enum mt_log_level): skip costly debug output */
+	int log_level;
+};
+
+/* ------------------------------------------------------------------ */
+/* Sources: produce events.                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Where a source puts events: mt_emit() hands out the next free slot of the
+ * current batch; the host's flush() moves a full batch on to the encoders.
+ * Fields are the host's; a source only calls mt_emit(). Not thread-safe:
+ * one source thread.
+ */
+struct mt_emitter {
+	struct mt_event *cur;
+	struct mt_event *end;
+	/* Makes room; returns 0 or a negative errno (the pipeline failed). */
+	int (*flush)(struct mt_emitter *em);
+};
+
+/* The next slot to fill, or NULL when the pipeline has failed. */
+static inline struct mt_event *mt_emit(struct mt_emitter *em)
+{
+	if (em->cur == em->end && em->flush(em) < 0) {
+		return NULL;
+	}
+	return em->cur++;
+}
+
+/* What a source traces. */
+struct mt_target {
+	uint32_t size;
+	/* root pid of the command; 0 when the source runs without one */
+	int32_t root_pid;
+	/* the root was spawned stopped: the source arms itself, then the host
+	 * lets it run (so the first instruction is already traced) */
+	uint32_t root_is_held;
+	uint32_t start_disabled; /* --start-disabled */
+};
+
+/* Source descriptor flags */
+#define MT_SOURCE_NEEDS_COMMAND (1u << 0) /* "-- CMD" is required */
+#define MT_SOURCE_NO_COMMAND (1u << 1)    /* "-- CMD" is refused */
+
+/* read() result flags */
+#define MT_SOURCE_EOF 1 /* the source will produce nothing more */
+
+/*
+ * Threading: every callback runs on the host's poller thread, except
+ * wakeup(), which any thread (or a signal handler) may call.
+ */
+struct mt_source_ops {
+	uint32_t size;
+	uint16_t abi_major;
+	uint16_t abi_minor;
+	uint32_t flags; /* MT_SOURCE_* */
+
+	int (*create)(const struct mt_host *host, const char *args,
+		      void **state);
+	/* Arm for the target. Called once, before the root command runs. */
+	int (*start)(void *state, const struct mt_target *target);
+	/* File descriptor the host polls for readability, or -1 when read()
+	 * always has work until EOF (a file replay). */
+	int (*poll_fd)(void *state);
+	/* Move at most max events into em. Returns the number moved (>= 0) or a
+	 * negative errno; sets *flags |= MT_SOURCE_EOF when exhausted. */
+	int (*read)(void *state, struct mt_emitter *em, size_t max,
+		    uint32_t *flags);
+	/* Called between reads and on every poll tick: housekeeping such as
+	 * resuming paused producers. May be NULL. */
+	int (*maintain)(void *state);
+	/* Shutdown: the traced command has exited or the host is stopping.
+	 * Move every event still buffered into em. May be NULL. */
+	int (*drain)(void *state, struct mt_emitter *em);
+	/* Recording on (1) or off (0). May be NULL: not supported. */
+	int (*set_enabled)(void *state, int enabled);
+	void (*destroy)(void *state);
+};
+
+/* ------------------------------------------------------------------ */
+/* Encoders: turn a batch of events into one self-contained frame.      */
+/* ------------------------------------------------------------------ */
+
+struct mt_frame {
+	void *data;
+	size_t len;
+};
+
+/* Decoder callbacks. Return 0 to go on, non-zero to stop decoding (that
+ * value is returned by decode()). */
+typedef int (*mt_event_cb)(void *ctx, const struct mt_event *events,
+			   size_t count);
+/* A zstd skippable frame: magic variant (0..15) and payload. May be NULL. */
+typedef int (*mt_meta_cb)(void *ctx, unsigned int variant, const void *data,
+			  size_t len);
+
+/*
+ * Threading: the host creates one encoder state per worker thread; a state
+ * is used by one thread at a time. frame_free() may be called from any
+ * thread, with any state's frame.
+ */
+struct mt_encoder_ops {
+	uint32_t size;
+	uint16_t abi_major;
+	uint16_t abi_minor;
+	uint32_t flags; /* none yet */
+
+	int (*create)(const struct mt_host *host, const char *args,
+		      void **state);
+	/* Encode count events (count may be 0) into one frame the plugin
+	 * allocates; released with frame_free(). */
+	int (*encode)(void *state, const struct mt_event *events, size_t count,
+		      struct mt_frame *out);
+	void (*frame_free)(struct mt_frame *frame);
+	/* Wrap opaque metadata so that readers of the format skip it (a zstd
+	 * skippable frame for msgpack-zstd). May be NULL. */
+	int (*encode_meta)(void *state, unsigned int variant, const void *data,
+			   size_t len, struct mt_frame *out);
+	void (*destroy)(void *state);
+
+	/* Optional decoder: read a whole stream from fd (name is for
+	 * messages), calling on_events with decoded events in file order.
+	 * Returns 0 at a clean end, a negative errno on error (after logging
+	 * what and at which byte offset), or the callback's non-zero value. */
+	int (*decode)(void *state, int fd, const char *name,
+		      mt_event_cb on_events, mt_meta_cb on_meta, void *ctx);
+};
+
+/* ------------------------------------------------------------------ */
+/* Sinks: store frames.                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Threading: one thread (the host's writer) calls write() in frame order,
+ * then close(). A failed write leaves what was written before intact.
+ */
+struct mt_sink_ops {
+	uint32_t size;
+	uint16_t abi_major;
+	uint16_t abi_minor;
+	uint32_t flags; /* none yet */
+
+	int (*open)(const struct mt_host *host, const char *args,
+		    void **state);
+	int (*write)(void *state, const void *data, size_t len);
+	/* Flush and release; returns the first error not reported yet. */
+	int (*close)(void *state);
+};
+
+/* ------------------------------------------------------------------ */
+/* The descriptor.                                                      */
+/* ------------------------------------------------------------------ */
+
+struct mt_plugin_desc {
+	uint32_t size;
+	uint16_t abi_major;
+	uint16_t abi_minor;
+	uint32_t kind;           /* enum mt_plugin_kind */
+	const char *name;        /* [a-z0-9-]+, unique per kind */
+	const char *description; /* one line */
+	const char *version;     /* the plugin's own version */
+	union {
+		const struct mt_source_ops *source;
+		const struct mt_encoder_ops *encoder;
+		const struct mt_sink_ops *sink;
+	} ops;
+};
+
+typedef const struct mt_plugin_desc *(*mt_plugin_entry_fn)(void);
+
+/* Helpers for plugin authors: fill the size and version fields. */
+#define MT_OPS_HEADER(type)                                                \
+	.size = sizeof(struct type), .abi_major = MT_ABI_MAJOR,            \
+	.abi_minor = MT_ABI_MINOR
+
+#define MT_PLUGIN_DEFINE(desc_var)                                         \
+	MT_PLUGIN_EXPORT const struct mt_plugin_desc *memtrack_plugin_v1(  \
+		void);                                                     \
+	const struct mt_plugin_desc *memtrack_plugin_v1(void)             \
+	{                                                                  \
+		return &(desc_var);                                        \
+	}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MEMTRACK_PLUGIN_H */

@@ -1,0 +1,23 @@
+# Tests: Check programs run by automake's parallel harness.
+# Exit 77 is a skip (no root or no BPF), 99 a hard error.
+AM_TESTS_ENVIRONMENT = \
+	MEMTRACK_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs'; export MEMTRACK_PLUGIN_PATH; \
+	MT_TESTDATA='$(abs_top_srcdir)/tests/fixtures/codspeed-format'; export MT_TESTDATA; \
+	MT_BUILDDIR='$(abs_top_builddir)'; export MT_BUILDDIR; \
+	MT_SRCDIR='$(abs_top_srcdir)'; export MT_SRCDIR;
+
+TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+TEST_LIBS = $(CHECK_LIBS)
+
+include tests/core.mk
+include tests/encoder.mk
+include tests/pipeline.mk
+include tests/ebpf.mk
+
+# Reference vectors of the CodSpeed memtrack format, copied verbatim from the
+# reference implementation's output (see their README).
+EXTRA_DIST += $(srcdir)/tests/fixtures/codspeed-format/README.md \
+	$(srcdir)/tests/fixtures/codspeed-format/events.jsonl \
+	$(srcdir)/tests/fixtures/codspeed-format/golden.mt \
+	$(srcdir)/tests/fixtures/codspeed-format/golden.mt.3frames \
+	$(srcdir)/tests/fixtures/codspeed-format/extended-keys-and-skippable-frames.mt
