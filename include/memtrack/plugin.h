@@ -64,6 +64,14 @@ enum mt_log_level {
 	MT_LOG_DEBUG = 3,
 };
 
+/* Decoder callbacks. Return 0 to go on, non-zero to stop decoding (that
+ * value is returned by decode()). */
+typedef int (*mt_event_cb)(void *ctx, const struct mt_event *events,
+			   size_t count);
+/* A zstd skippable frame: magic variant (0..15) and payload. May be NULL. */
+typedef int (*mt_meta_cb)(void *ctx, unsigned int variant, const void *data,
+			  size_t len);
+
 /*
  * Services of the host. Valid from create() until destroy() returns.
  * log() may be called from any thread.
@@ -77,6 +85,12 @@ struct mt_host {
 		    const char *plugin, const char *fmt, ...) MT_PRINTF(4, 5);
 	/* current verbosity (enum mt_log_level): skip costly debug output */
 	int log_level;
+	/* Decode a stream with the decoder of encoder plugin `encoder` (NULL:
+	 * "msgpack-zstd"); same contract as mt_encoder_ops.decode. Lets a
+	 * source replay files without linking a codec of its own. */
+	int (*decode)(const struct mt_host *host, const char *encoder, int fd,
+		      const char *name, mt_event_cb on_events,
+		      mt_meta_cb on_meta, void *ctx);
 };
 
 /* ------------------------------------------------------------------ */
@@ -163,14 +177,6 @@ struct mt_frame {
 	void *data;
 	size_t len;
 };
-
-/* Decoder callbacks. Return 0 to go on, non-zero to stop decoding (that
- * value is returned by decode()). */
-typedef int (*mt_event_cb)(void *ctx, const struct mt_event *events,
-			   size_t count);
-/* A zstd skippable frame: magic variant (0..15) and payload. May be NULL. */
-typedef int (*mt_meta_cb)(void *ctx, unsigned int variant, const void *data,
-			  size_t len);
 
 /*
  * Threading: the host creates one encoder state per worker thread; a state
