@@ -3,8 +3,13 @@
 noinst_LTLIBRARIES += core/libmtcore.la
 core_libmtcore_la_SOURCES = \
 	core/log.c core/log.h \
+	core/host.c core/host.h \
 	core/plugin.c core/plugin.h \
-	core/pipeline.c core/pipeline.h
+	core/pipeline.c core/pipeline.h \
+	core/spawn.c core/spawn.h \
+	core/control.c core/control.h \
+	core/dump.c core/dump.h \
+	core/run.c core/run.h
 core_libmtcore_la_LIBADD = $(PTHREAD_LIBS)
 
 bin_PROGRAMS += memtrack

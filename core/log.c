@@ -12,7 +12,7 @@ int mt_log_level = MT_LOG_WARN;
 /* One lock so that lines from worker threads never interleave. */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void vlog(enum mt_log_level level, const char *plugin, const char *fmt,
+void mt_vlog_plugin(enum mt_log_level level, const char *plugin, const char *fmt,
 		 va_list ap)
 {
 	static const char *const prefix[] = { "error: ", "warning: ", "", "" };
@@ -38,32 +38,7 @@ void mt_log(enum mt_log_level level, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog(level, NULL, fmt, ap);
+	mt_vlog_plugin(level, NULL, fmt, ap);
 	va_end(ap);
 }
 
-static void host_log(const struct mt_host *host, enum mt_log_level level,
-		     const char *plugin, const char *fmt, ...) MT_PRINTF(4, 5);
-
-static void host_log(const struct mt_host *host, enum mt_log_level level,
-		     const char *plugin, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog(level, plugin, fmt, ap);
-	va_end(ap);
-}
-
-static struct mt_host host = {
-	.size = sizeof(struct mt_host),
-	.abi_major = MT_ABI_MAJOR,
-	.abi_minor = MT_ABI_MINOR,
-	.log = host_log,
-};
-
-const struct mt_host *mt_host_get(void)
-{
-	host.log_level = mt_log_level;
-	return &host;
-}

@@ -16,7 +16,8 @@ void mt_log(enum mt_log_level level, const char *fmt, ...) MT_PRINTF(2, 3);
 #define mt_info(...) mt_log(MT_LOG_INFO, __VA_ARGS__)
 #define mt_debug(...) mt_log(MT_LOG_DEBUG, __VA_ARGS__)
 
-/* The host services handed to every plugin. */
-const struct mt_host *mt_host_get(void);
+#include <stdarg.h>
+void mt_vlog_plugin(enum mt_log_level level, const char *plugin,
+		    const char *fmt, va_list ap);
 
 #endif /* MT_CORE_LOG_H */

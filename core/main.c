@@ -1,6 +1,237 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * memtrack's command line: parse, then hand over to mt_run() (record),
+ * mt_dump() or the plugin listing.
+ */
 #include "config.h"
-int main(void)
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "host.h"
+#include "log.h"
+#include "plugin.h"
+#include "run.h"
+
+#define EXIT_USAGE 2
+
+static void usage(FILE *out)
 {
+	fprintf(out,
+		"Usage: memtrack [OPTIONS] -- CMD [ARGS...]   record CMD and every process it starts\n"
+		"       memtrack [OPTIONS] --source replay:FILE re-encode a recording\n"
+		"       memtrack dump FILE                   print events as JSON lines\n"
+		"       memtrack plugins                     list plugins\n"
+		"\n"
+		"Options:\n"
+		"  --source NAME[:ARGS]   event source (default: ebpf)\n"
+		"  --encoder NAME[:ARGS]  encoder (default: msgpack-zstd; e.g. msgpack-zstd:level=3)\n"
+		"  --sink NAME[:ARGS]     where frames go (default: file:<pid>.MemtrackArtifact.msgpack)\n"
+		"  --workers N            encoder threads (default: online CPUs)\n"
+		"  --batch N              events per frame (default: 65536)\n"
+		"  --chunk N              events per source read (default: 1024)\n"
+		"  --control PATH         unix socket taking enable, disable, ping\n"
+		"  --start-disabled       record nothing until 'enable'\n"
+		"  -v, --verbose          more messages (repeat for debug)\n"
+		"  -q, --quiet            errors only\n"
+		"  -h, --help             this text\n"
+		"  -V, --version          print the version\n"
+		"\n"
+		"Exit status: the command's (128+N when signal N killed it), 1 when memtrack\n"
+		"failed, 2 for a usage error. Plugins are searched in $MEMTRACK_PLUGIN_PATH,\n"
+		"then %s.\n",
+		MT_PLUGINDIR);
+}
+
+static int usage_error(const char *fmt, ...) MT_PRINTF(1, 2);
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("memtrack: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see memtrack --help)\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int parse_count(const char *opt, const char *arg, unsigned long max,
+		       unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || *out == 0 || *out > max ||
+	    arg[0] == '-') {
+		fprintf(stderr,
+			"memtrack: %s '%s': want a whole number from 1 to %lu (see memtrack --help)\n",
+			opt, arg, max);
+		return -1;
+	}
 	return 0;
+}
+
+static void print_plugin(const char *path, const struct mt_plugin *p,
+			 const char *why, void *ctx)
+{
+	int *bad = ctx;
+
+	if (!p) {
+		printf("%-8s %-14s %-5s %s\n    %s\n", "invalid", "-", "-",
+		       path, why ? why : "not a plugin");
+		(*bad)++;
+		return;
+	}
+	printf("%-8s %-14s %u.%-3u %s\n    %s (version %s)\n",
+	       mt_plugin_kind_name(p->desc->kind), p->desc->name,
+	       p->desc->abi_major, p->desc->abi_minor, path,
+	       p->desc->description, p->desc->version);
+}
+
+static int cmd_plugins(int argc, char **argv)
+{
+	int bad = 0;
+
+	if (argc > 1) {
+		return usage_error("plugins takes no argument, got '%s'",
+				   argv[1]);
+	}
+	printf("%-8s %-14s %-5s %s\n", "KIND", "NAME", "ABI", "PATH");
+	mt_plugin_foreach(print_plugin, &bad);
+	return 0;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	if (argc != 2) {
+		return usage_error("dump takes one FILE ('-' for stdin)");
+	}
+	return mt_dump(argv[1]) < 0 ? 1 : 0;
+}
+
+enum {
+	OPT_SOURCE = 256,
+	OPT_ENCODER,
+	OPT_SINK,
+	OPT_WORKERS,
+	OPT_BATCH,
+	OPT_CHUNK,
+	OPT_CONTROL,
+	OPT_START_DISABLED,
+};
+
+static const struct option long_opts[] = {
+	{ "source", required_argument, NULL, OPT_SOURCE },
+	{ "encoder", required_argument, NULL, OPT_ENCODER },
+	{ "sink", required_argument, NULL, OPT_SINK },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "chunk", required_argument, NULL, OPT_CHUNK },
+	{ "control", required_argument, NULL, OPT_CONTROL },
+	{ "start-disabled", no_argument, NULL, OPT_START_DISABLED },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	struct mt_run_opts o = {
+		.source = "ebpf",
+		.encoder = MT_DEFAULT_ENCODER,
+		.batch = 65536,
+		.chunk = 1024,
+	};
+	unsigned long v;
+	int c;
+
+	if (argc > 1 && strcmp(argv[1], "dump") == 0) {
+		return cmd_dump(argc - 1, argv + 1);
+	}
+	if (argc > 1 && strcmp(argv[1], "plugins") == 0) {
+		return cmd_plugins(argc - 1, argv + 1);
+	}
+
+	opterr = 0;
+	/* '+': the first operand ends our options; the rest is the command. */
+	while ((c = getopt_long(argc, argv, "+vqhV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SOURCE:
+			o.source = optarg;
+			break;
+		case OPT_ENCODER:
+			o.encoder = optarg;
+			break;
+		case OPT_SINK:
+			o.sink = optarg;
+			break;
+		case OPT_WORKERS:
+			if (parse_count("--workers", optarg, 256, &v) < 0) {
+				return EXIT_USAGE;
+			}
+			o.workers = (unsigned int)v;
+			break;
+		case OPT_BATCH:
+			if (parse_count("--batch", optarg, 1UL << 24, &v) < 0) {
+				return EXIT_USAGE;
+			}
+			o.batch = v;
+			break;
+		case OPT_CHUNK:
+			if (parse_count("--chunk", optarg, 1UL << 20, &v) < 0) {
+				return EXIT_USAGE;
+			}
+			o.chunk = v;
+			break;
+		case OPT_CONTROL:
+			o.control_path = optarg;
+			break;
+		case OPT_START_DISABLED:
+			o.start_disabled = 1;
+			break;
+		case 'v':
+			if (mt_log_level < MT_LOG_DEBUG) {
+				mt_log_level++;
+			}
+			if (mt_log_level < MT_LOG_INFO) {
+				mt_log_level = MT_LOG_INFO;
+			}
+			break;
+		case 'q':
+			mt_log_level = MT_LOG_ERROR;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("memtrack %s (plugin ABI %d.%d)\n",
+			       PACKAGE_VERSION, MT_ABI_MAJOR, MT_ABI_MINOR);
+			return 0;
+		case ':':
+			return usage_error("option '%s' needs a value",
+					   argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		o.argv = argv + optind;
+	}
+	if (!o.argv && strcmp(o.source, "ebpf") == 0) {
+		return usage_error("nothing to record: give a command after '--'");
+	}
+	return mt_run(&o);
 }

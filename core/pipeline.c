@@ -1,3 +1,673 @@
-/* placeholder */
+/* SPDX-License-Identifier: MIT */
+/*
+ * The batch pipeline (see pipeline.h for the contract).
+ *
+ * Every piece of work (a batch of events or a metadata record) gets a
+ * sequence number from the producer and lives in the pipeline until the
+ * writer has handed its frame to the sink. One mutex guards all shared
+ * state; three condition variables say who may be waiting:
+ *
+ *   prod_cond    the producer: queue space, window space, a free batch
+ *   work_cond    the workers: something queued, end of input, stop
+ *   writer_cond  the writer: the next frame in order, end of input, stop
+ *
+ * Bounds (Q = queue_batches, N = workers):
+ *   - the work queue holds at most Q items;
+ *   - at most W = Q + 2 * N sequence numbers are in flight (submitted, not
+ *     yet written): the producer waits while next_seq - write_seq >= W. So
+ *     at most W frames exist at once, and the reorder buffer is a ring of W
+ *     slots indexed by seq % W that can never collide;
+ *   - B = Q + N + 1 batch buffers circulate: one being filled, at most Q
+ *     queued, at most N being encoded. A buffer goes back to the pool as
+ *     soon as its batch is encoded, before its frame is written.
+ *
+ * Why this cannot deadlock: workers wait for nothing but work; the writer
+ * waits only for frame write_seq, which is queued (workers take FIFO, so it
+ * is taken first), being encoded, or done; the producer waits only for
+ * things that workers and the writer release as they progress. No thread
+ * waits while holding something another thread needs, whatever N, Q, the
+ * batch size or the timing.
+ *
+ * Errors: the first failure is kept (set_error) and stops everything; the
+ * plugin that failed has already said why, so the pipeline itself reports
+ * nothing more than a debug line.
+ */
 #include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
 #include "pipeline.h"
+
+#define DEFAULT_BATCH_EVENTS 65536
+
+struct batch {
+	struct mt_event *events;
+	size_t count;
+};
+
+/* One unit of work: a batch (batch != NULL) or a metadata record. */
+struct work {
+	uint64_t seq;
+	struct batch *batch;
+	unsigned int variant;
+	void *meta;
+	size_t meta_len;
+};
+
+struct slot {
+	bool ready;
+	struct mt_frame frame;
+};
+
+struct worker {
+	struct mt_pipeline *p;
+	void *state; /* encoder state, used by this worker only */
+	pthread_t thread;
+	bool started;
+};
+
+struct mt_pipeline {
+	/* Set at creation, read-only afterwards. */
+	const struct mt_host *host;
+	const struct mt_encoder_ops *enc;
+	const char *enc_name;
+	const struct mt_sink_ops *sink;
+	void *sink_state;
+	size_t batch_events;
+	void (*before_encode)(uint64_t seq, void *ctx);
+	void *hook_ctx;
+	unsigned int nworkers;
+	size_t queue_cap;  /* Q */
+	size_t window;     /* W: sequence numbers in flight */
+	size_t nbatches;   /* B: batch buffers */
+
+	struct worker *workers;
+	pthread_t writer;
+	bool writer_started;
+	bool sync_init;
+
+	/* Producer only. */
+	struct mt_emitter em;
+	struct batch *cur; /* being filled through em */
+	bool finished;
+	bool sink_closed;
+
+	pthread_mutex_t lock;
+	pthread_cond_t prod_cond;
+	pthread_cond_t work_cond;
+	pthread_cond_t writer_cond;
+
+	/* Guarded by lock. */
+	struct work *queue; /* ring of queue_cap */
+	size_t q_head;
+	size_t q_len;
+	struct batch **pool; /* stack of free batches */
+	size_t pool_len;
+	struct slot *slots; /* reorder ring of window */
+	uint64_t next_seq;  /* next sequence number to hand out */
+	uint64_t write_seq; /* next sequence number to write */
+	bool eof;           /* no more submissions */
+	bool stop;          /* failure or abort: drop everything */
+	int err;            /* first error, negative errno */
+	const char *err_who;
+	struct mt_pipeline_stats stats;
+
+	struct batch batches[]; /* B of them */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Called with the lock held. The first error wins; the component that
+ * failed has already logged why, so later failures (often caused by this
+ * very shutdown) are dropped silently. */
+static int set_error(struct mt_pipeline *p, int err, const char *who)
+{
+	if (!p->err) {
+		p->err = err;
+		p->err_who = who;
+		mt_debug("pipeline: stopping after %s failure: %s", who,
+			 strerror(-err));
+	}
+	p->stop = true;
+	pthread_cond_broadcast(&p->prod_cond);
+	pthread_cond_broadcast(&p->work_cond);
+	pthread_cond_broadcast(&p->writer_cond);
+	return 0;
+}
+
+static int encode_work(struct worker *w, struct work *item,
+		       struct mt_frame *frame, uint64_t *ns)
+{
+	struct mt_pipeline *p = w->p;
+	uint64_t t0;
+	int rc;
+
+	if (p->before_encode) {
+		p->before_encode(item->seq, p->hook_ctx);
+	}
+	t0 = now_ns();
+	if (item->batch) {
+		rc = p->enc->encode(w->state, item->batch->events,
+				    item->batch->count, frame);
+	} else {
+		rc = p->enc->encode_meta(w->state, item->variant, item->meta,
+					 item->meta_len, frame);
+	}
+	*ns = now_ns() - t0;
+	return rc;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct mt_pipeline *p = w->p;
+	struct work item;
+	struct mt_frame frame;
+	uint64_t ns;
+	size_t nev;
+	int rc;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->stop && !p->q_len && !p->eof) {
+			pthread_cond_wait(&p->work_cond, &p->lock);
+		}
+		/* After a failure queued work is dropped, not encoded. */
+		if (p->stop || !p->q_len) {
+			break;
+		}
+		item = p->queue[p->q_head];
+		p->q_head = (p->q_head + 1) % p->queue_cap;
+		p->q_len--;
+		pthread_cond_broadcast(&p->prod_cond);
+		pthread_mutex_unlock(&p->lock);
+
+		memset(&frame, 0, sizeof(frame));
+		rc = encode_work(w, &item, &frame, &ns);
+		nev = item.batch ? item.batch->count : 0;
+		free(item.meta);
+
+		pthread_mutex_lock(&p->lock);
+		if (item.batch) {
+			p->pool[p->pool_len++] = item.batch;
+			pthread_cond_broadcast(&p->prod_cond);
+		}
+		if (rc < 0) {
+			set_error(p, rc, "encoder");
+			break;
+		}
+		if (p->stop) {
+			pthread_mutex_unlock(&p->lock);
+			p->enc->frame_free(&frame);
+			pthread_mutex_lock(&p->lock);
+			break;
+		}
+		p->stats.events += nev;
+		p->stats.bytes_in += nev * sizeof(struct mt_event);
+		p->stats.encode_ns += ns;
+		p->slots[item.seq % p->window].frame = frame;
+		p->slots[item.seq % p->window].ready = true;
+		if (item.seq == p->write_seq) {
+			pthread_cond_signal(&p->writer_cond);
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static void *writer_main(void *arg)
+{
+	struct mt_pipeline *p = arg;
+	struct slot *s;
+	struct mt_frame frame;
+	uint64_t t0, ns;
+	size_t len;
+	int rc;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		s = &p->slots[p->write_seq % p->window];
+		while (!p->stop && !s->ready &&
+		       !(p->eof && p->write_seq == p->next_seq)) {
+			pthread_cond_wait(&p->writer_cond, &p->lock);
+		}
+		if (p->stop || !s->ready) {
+			break;
+		}
+		frame = s->frame;
+		s->ready = false;
+		pthread_mutex_unlock(&p->lock);
+
+		len = frame.len;
+		t0 = now_ns();
+		rc = p->sink->write(p->sink_state, frame.data, len);
+		ns = now_ns() - t0;
+		p->enc->frame_free(&frame);
+
+		pthread_mutex_lock(&p->lock);
+		if (rc < 0) {
+			set_error(p, rc, "sink");
+			break;
+		}
+		p->stats.frames++;
+		p->stats.bytes_out += len;
+		p->stats.write_ns += ns;
+		/* Only now does the sequence number leave the window, so the
+		 * frame count stays bounded even with a slow sink. */
+		p->write_seq++;
+		pthread_cond_broadcast(&p->prod_cond);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/*
+ * Hands item to the workers under a new sequence number. A batch item also
+ * takes a free batch for the producer in the same step, so the producer
+ * always owns exactly one batch. Waits while the pipeline is full.
+ */
+static int submit(struct mt_pipeline *p, struct work *item,
+		  struct batch **fresh)
+{
+	int rc;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop &&
+	       (p->q_len == p->queue_cap ||
+		p->next_seq - p->write_seq >= p->window ||
+		(fresh && !p->pool_len))) {
+		pthread_cond_wait(&p->prod_cond, &p->lock);
+	}
+	if (p->stop) {
+		/* An abort without an error cannot happen here: only the
+		 * producer itself aborts. */
+		rc = p->err ? p->err : -ECANCELED;
+		goto end;
+	}
+	item->seq = p->next_seq++;
+	p->queue[(p->q_head + p->q_len) % p->queue_cap] = *item;
+	p->q_len++;
+	if (fresh) {
+		*fresh = p->pool[--p->pool_len];
+	}
+	pthread_cond_signal(&p->work_cond);
+	rc = 0;
+end:
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+/* Submits the current batch if it holds events and starts a new one. */
+static int flush_current(struct mt_pipeline *p)
+{
+	struct work item = { 0 };
+	struct batch *fresh;
+	int rc;
+
+	p->cur->count = (size_t)(p->em.cur - p->cur->events);
+	if (!p->cur->count) {
+		return 0;
+	}
+	item.batch = p->cur;
+	rc = submit(p, &item, &fresh);
+	if (rc < 0) {
+		return rc;
+	}
+	p->cur = fresh;
+	p->em.cur = fresh->events;
+	p->em.end = fresh->events + p->batch_events;
+	return 0;
+}
+
+static int emitter_flush(struct mt_emitter *em)
+{
+	struct mt_pipeline *p = (struct mt_pipeline *)
+		((char *)em - offsetof(struct mt_pipeline, em));
+	int rc;
+
+	rc = flush_current(p);
+	if (rc < 0) {
+		/* Keeps mt_emit() failing: every later call comes back here
+		 * and gets the same error. */
+		p->em.cur = p->em.end;
+	}
+	return rc;
+}
+
+struct mt_emitter *mt_pipeline_emitter(struct mt_pipeline *p)
+{
+	return &p->em;
+}
+
+int mt_pipeline_meta(struct mt_pipeline *p, unsigned int variant,
+		     const void *data, size_t len)
+{
+	struct work item = { 0 };
+	int rc;
+
+	if (!p->enc->encode_meta) {
+		return -ENOTSUP;
+	}
+	if (p->finished) {
+		return -EINVAL;
+	}
+	/* The record must follow every event emitted so far. */
+	rc = emitter_flush(&p->em);
+	if (rc < 0) {
+		return rc;
+	}
+	item.variant = variant;
+	item.meta_len = len;
+	item.meta = malloc(len ? len : 1);
+	if (!item.meta) {
+		mt_err("cannot queue metadata: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	if (len) {
+		memcpy(item.meta, data, len);
+	}
+	rc = submit(p, &item, NULL);
+	if (rc < 0) {
+		free(item.meta);
+	}
+	return rc;
+}
+
+/* Stops the threads and waits for them. abort: drop what is queued. */
+static int join_threads(struct mt_pipeline *p, bool abort)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&p->lock);
+	p->eof = true;
+	if (abort) {
+		p->stop = true;
+	}
+	pthread_cond_broadcast(&p->prod_cond);
+	pthread_cond_broadcast(&p->work_cond);
+	pthread_cond_broadcast(&p->writer_cond);
+	pthread_mutex_unlock(&p->lock);
+
+	for (i = 0; i < p->nworkers; i++) {
+		if (p->workers[i].started) {
+			pthread_join(p->workers[i].thread, NULL);
+			p->workers[i].started = false;
+		}
+	}
+	if (p->writer_started) {
+		pthread_join(p->writer, NULL);
+		p->writer_started = false;
+	}
+	return 0;
+}
+
+/* With the threads gone: releases frames and metadata left behind. */
+static int drop_pending(struct mt_pipeline *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->q_len; i++) {
+		struct work *item = &p->queue[(p->q_head + i) % p->queue_cap];
+
+		free(item->meta);
+		item->meta = NULL;
+	}
+	p->q_len = 0;
+	for (i = 0; i < p->window; i++) {
+		if (p->slots[i].ready) {
+			p->enc->frame_free(&p->slots[i].frame);
+			p->slots[i].ready = false;
+		}
+	}
+	return 0;
+}
+
+int mt_pipeline_finish(struct mt_pipeline *p)
+{
+	int rc;
+
+	if (p->finished) {
+		return p->err;
+	}
+	p->finished = true;
+
+	/* A failure already stopped everything: nothing left to flush. */
+	rc = flush_current(p);
+	if (rc < 0) {
+		p->em.cur = p->em.end;
+	}
+	join_threads(p, false);
+	drop_pending(p);
+
+	rc = p->sink->close(p->sink_state);
+	p->sink_closed = true;
+	if (rc < 0 && !p->err) {
+		p->err = rc;
+		p->err_who = "sink";
+	}
+	if (p->err) {
+		mt_debug("pipeline: finished with %s error: %s", p->err_who,
+			 strerror(-p->err));
+	}
+	return p->err;
+}
+
+static int free_pipeline(struct mt_pipeline *p)
+{
+	size_t i;
+
+	if (p->workers) {
+		for (i = 0; i < p->nworkers; i++) {
+			if (p->workers[i].state && p->enc->destroy) {
+				p->enc->destroy(p->workers[i].state);
+			}
+		}
+	}
+	for (i = 0; i < p->nbatches; i++) {
+		free(p->batches[i].events);
+	}
+	if (p->sync_init) {
+		pthread_cond_destroy(&p->writer_cond);
+		pthread_cond_destroy(&p->work_cond);
+		pthread_cond_destroy(&p->prod_cond);
+		pthread_mutex_destroy(&p->lock);
+	}
+	free(p->workers);
+	free(p->queue);
+	free(p->pool);
+	free(p->slots);
+	free(p);
+	return 0;
+}
+
+void mt_pipeline_destroy(struct mt_pipeline *p)
+{
+	if (!p) {
+		return;
+	}
+	if (!p->finished) {
+		p->finished = true;
+		join_threads(p, true);
+		drop_pending(p);
+	}
+	if (!p->sink_closed) {
+		/* Aborting: the caller has a reason already, a close error
+		 * would only be a secondary one. */
+		p->sink->close(p->sink_state);
+		p->sink_closed = true;
+	}
+	free_pipeline(p);
+}
+
+void mt_pipeline_get_stats(struct mt_pipeline *p, struct mt_pipeline_stats *s)
+{
+	pthread_mutex_lock(&p->lock);
+	*s = p->stats;
+	pthread_mutex_unlock(&p->lock);
+}
+
+static int check_config(const struct mt_pipeline_config *cfg)
+{
+	const struct mt_encoder_ops *enc = cfg->encoder;
+	const struct mt_sink_ops *sink = cfg->sink;
+
+	if (!cfg->host || !enc || !enc->create || !enc->encode ||
+	    !enc->frame_free || !sink || !sink->write || !sink->close) {
+		mt_err("pipeline: incomplete configuration");
+		return -EINVAL;
+	}
+	if (cfg->batch_events > SIZE_MAX / sizeof(struct mt_event)) {
+		mt_err("pipeline: batch of %zu events is too large",
+		       cfg->batch_events);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int start_threads(struct mt_pipeline *p)
+{
+	sigset_t all, old;
+	unsigned int i;
+	int rc;
+
+	/* Signals (SIGINT, SIGCHLD) are for the host's own threads; threads
+	 * inherit the mask, so block everything while creating them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (i = 0; i < p->nworkers; i++) {
+		rc = pthread_create(&p->workers[i].thread, NULL, worker_main,
+				    &p->workers[i]);
+		if (rc) {
+			goto error;
+		}
+		p->workers[i].started = true;
+	}
+	rc = pthread_create(&p->writer, NULL, writer_main, p);
+	if (rc) {
+		goto error;
+	}
+	p->writer_started = true;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return 0;
+
+error:
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	mt_err("pipeline: cannot start a thread: %s", strerror(rc));
+	return -rc;
+}
+
+int mt_pipeline_create(const struct mt_pipeline_config *cfg,
+		       struct mt_pipeline **out)
+{
+	struct mt_pipeline *p = NULL;
+	unsigned int nworkers = cfg->workers;
+	size_t queue_cap = cfg->queue_batches;
+	size_t nbatches, i;
+	long ncpu;
+	int rc;
+
+	rc = check_config(cfg);
+	if (rc < 0) {
+		goto error;
+	}
+	if (!nworkers) {
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		nworkers = ncpu > 0 ? (unsigned int)ncpu : 1;
+	}
+	if (!queue_cap) {
+		queue_cap = 2 * (size_t)nworkers;
+	}
+	nbatches = queue_cap + nworkers + 1;
+
+	p = calloc(1, sizeof(*p) + nbatches * sizeof(struct batch));
+	if (!p) {
+		rc = -ENOMEM;
+		goto nomem;
+	}
+	p->host = cfg->host;
+	p->enc = cfg->encoder;
+	p->enc_name = cfg->encoder_name ? cfg->encoder_name : "encoder";
+	p->sink = cfg->sink;
+	p->sink_state = cfg->sink_state;
+	p->batch_events = cfg->batch_events ? cfg->batch_events :
+					      DEFAULT_BATCH_EVENTS;
+	p->before_encode = cfg->before_encode;
+	p->hook_ctx = cfg->hook_ctx;
+	p->nworkers = nworkers;
+	p->queue_cap = queue_cap;
+	p->window = queue_cap + 2 * (size_t)nworkers;
+	p->nbatches = nbatches;
+
+	p->workers = calloc(nworkers, sizeof(*p->workers));
+	p->queue = calloc(queue_cap, sizeof(*p->queue));
+	p->pool = calloc(nbatches, sizeof(*p->pool));
+	p->slots = calloc(p->window, sizeof(*p->slots));
+	if (!p->workers || !p->queue || !p->pool || !p->slots) {
+		rc = -ENOMEM;
+		goto nomem;
+	}
+	for (i = 0; i < nbatches; i++) {
+		p->batches[i].events = malloc(p->batch_events *
+					      sizeof(struct mt_event));
+		if (!p->batches[i].events) {
+			rc = -ENOMEM;
+			goto nomem;
+		}
+		p->pool[p->pool_len++] = &p->batches[i];
+	}
+
+	/* One state per worker, all made now so bad args fail before any
+	 * thread runs. The plugin explains its refusal itself. */
+	for (i = 0; i < nworkers; i++) {
+		p->workers[i].p = p;
+		rc = p->enc->create(p->host, cfg->encoder_args,
+				    &p->workers[i].state);
+		if (rc < 0) {
+			p->workers[i].state = NULL;
+			mt_debug("pipeline: %s refused its arguments",
+				 p->enc_name);
+			goto error;
+		}
+	}
+
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->prod_cond, NULL);
+	pthread_cond_init(&p->work_cond, NULL);
+	pthread_cond_init(&p->writer_cond, NULL);
+	p->sync_init = true;
+
+	p->cur = p->pool[--p->pool_len];
+	p->em.cur = p->cur->events;
+	p->em.end = p->cur->events + p->batch_events;
+	p->em.flush = emitter_flush;
+
+	rc = start_threads(p);
+	if (rc < 0) {
+		join_threads(p, true);
+		goto error;
+	}
+	*out = p;
+	return 0;
+
+nomem:
+	mt_err("pipeline: %s", strerror(ENOMEM));
+error:
+	if (p) {
+		free_pipeline(p);
+	}
+	return rc;
+}

@@ -1,1 +1,4 @@
-# plugins/file
+plugin_LTLIBRARIES += plugins/sink-file.la
+plugins_sink_file_la_SOURCES = plugins/file/sink.c
+plugins_sink_file_la_CFLAGS = $(MT_MODULE_CFLAGS)
+plugins_sink_file_la_LDFLAGS = $(MT_MODULE_FLAGS)

@@ -1,1 +1,4 @@
-# plugins/replay
+plugin_LTLIBRARIES += plugins/source-replay.la
+plugins_source_replay_la_SOURCES = plugins/replay/source.c
+plugins_source_replay_la_CFLAGS = $(MT_MODULE_CFLAGS)
+plugins_source_replay_la_LDFLAGS = $(MT_MODULE_FLAGS)

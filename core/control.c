@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "log.h"
+
+#define LINE_MAX_LEN 128
+
+struct client {
+	int fd;
+	size_t len;
+	char buf[LINE_MAX_LEN];
+};
+
+struct mt_control {
+	char *path;
+	int listen_fd;
+	struct client clients[MT_CONTROL_MAX_CLIENTS];
+};
+
+int mt_control_open(const char *path, struct mt_control **out)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct mt_control *c;
+	mode_t old;
+	int err, i;
+
+	*out = NULL;
+	if (!path) {
+		return 0;
+	}
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		mt_err("--control %s: path too long for a unix socket", path);
+		return -ENAMETOOLONG;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->path = strdup(path))) {
+		free(c);
+		return -ENOMEM;
+	}
+	for (i = 0; i < MT_CONTROL_MAX_CLIENTS; i++) {
+		c->clients[i].fd = -1;
+	}
+	strcpy(sa.sun_path, path);
+	c->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+					       SOCK_NONBLOCK, 0);
+	if (c->listen_fd < 0) {
+		err = -errno;
+		goto error;
+	}
+	/* A stale socket from a killed run would make bind fail. Only a
+	 * socket is removed, never another kind of file. */
+	{
+		struct stat st;
+
+		if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+			unlink(path);
+		}
+	}
+	/* 0600 from the start: no window in which others can connect. */
+	old = umask(0177);
+	err = bind(c->listen_fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (err < 0 || listen(c->listen_fd, MT_CONTROL_MAX_CLIENTS) < 0) {
+		err = -errno;
+		goto error;
+	}
+	*out = c;
+	return 0;
+
+error:
+	mt_err("--control %s: %s", path, strerror(-err));
+	if (c->listen_fd >= 0) {
+		close(c->listen_fd);
+	}
+	free(c->path);
+	free(c);
+	return err;
+}
+
+unsigned int mt_control_pollfds(struct mt_control *c, struct pollfd *pfd)
+{
+	unsigned int n = 0;
+	int i;
+
+	if (!c) {
+		return 0;
+	}
+	pfd[n++] = (struct pollfd){ .fd = c->listen_fd, .events = POLLIN };
+	for (i = 0; i < MT_CONTROL_MAX_CLIENTS; i++) {
+		if (c->clients[i].fd >= 0) {
+			pfd[n++] = (struct pollfd){ .fd = c->clients[i].fd,
+						    .events = POLLIN };
+		}
+	}
+	return n;
+}
+
+static void drop(struct client *cl)
+{
+	close(cl->fd);
+	cl->fd = -1;
+	cl->len = 0;
+}
+
+static void reply(struct client *cl, const char *msg)
+{
+	size_t len = strlen(msg), done = 0;
+
+	/* Replies are tiny; a client that does not read them is dropped. */
+	while (done < len) {
+		ssize_t n = send(cl->fd, msg + done, len - done, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n <= 0) {
+			drop(cl);
+			return;
+		}
+		done += (size_t)n;
+	}
+}
+
+static void execute(struct client *cl, const char *cmd,
+		    const struct mt_source_ops *src, void *st)
+{
+	int enable;
+
+	if (strcmp(cmd, "ping") == 0) {
+		reply(cl, "ok\n");
+		return;
+	}
+	if (strcmp(cmd, "enable") == 0 || strcmp(cmd, "disable") == 0) {
+		enable = cmd[0] == 'e';
+		if (!src || !st || !src->set_enabled) {
+			reply(cl, "error: this source cannot be switched\n");
+			return;
+		}
+		if (src->set_enabled(st, enable) < 0) {
+			reply(cl, "error: the source refused\n");
+			return;
+		}
+		mt_info("recording %s", enable ? "enabled" : "disabled");
+		reply(cl, "ok\n");
+		return;
+	}
+	reply(cl, "error: unknown command (ping, enable, disable)\n");
+}
+
+static void serve_client(struct client *cl, const struct mt_source_ops *src,
+			 void *st)
+{
+	for (;;) {
+		ssize_t n = recv(cl->fd, cl->buf + cl->len,
+				 sizeof(cl->buf) - cl->len, MSG_DONTWAIT);
+		char *nl;
+
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			return;
+		}
+		if (n <= 0) {
+			drop(cl);
+			return;
+		}
+		cl->len += (size_t)n;
+		while (cl->fd >= 0 &&
+		       (nl = memchr(cl->buf, '\n', cl->len)) != NULL) {
+			size_t used = (size_t)(nl - cl->buf) + 1;
+
+			*nl = '\0';
+			if (nl > cl->buf && nl[-1] == '\r') {
+				nl[-1] = '\0';
+			}
+			execute(cl, cl->buf, src, st);
+			memmove(cl->buf, cl->buf + used, cl->len - used);
+			cl->len -= used;
+		}
+		if (cl->fd >= 0 && cl->len == sizeof(cl->buf)) {
+			reply(cl, "error: line too long\n");
+			if (cl->fd >= 0) {
+				drop(cl);
+			}
+		}
+		if (cl->fd < 0) {
+			return;
+		}
+	}
+}
+
+void mt_control_serve(struct mt_control *c, const struct mt_source_ops *src,
+		      void *src_state)
+{
+	int i, fd;
+
+	if (!c) {
+		return;
+	}
+	while ((fd = accept4(c->listen_fd, NULL, NULL,
+			     SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		for (i = 0; i < MT_CONTROL_MAX_CLIENTS; i++) {
+			if (c->clients[i].fd < 0) {
+				c->clients[i].fd = fd;
+				c->clients[i].len = 0;
+				break;
+			}
+		}
+		if (i == MT_CONTROL_MAX_CLIENTS) {
+			close(fd); /* busy: the client sees EOF */
+		}
+	}
+	for (i = 0; i < MT_CONTROL_MAX_CLIENTS; i++) {
+		if (c->clients[i].fd >= 0) {
+			serve_client(&c->clients[i], src, src_state);
+		}
+	}
+}
+
+void mt_control_close(struct mt_control *c)
+{
+	int i;
+
+	if (!c) {
+		return;
+	}
+	for (i = 0; i < MT_CONTROL_MAX_CLIENTS; i++) {
+		if (c->clients[i].fd >= 0) {
+			close(c->clients[i].fd);
+		}
+	}
+	close(c->listen_fd);
+	unlink(c->path);
+	free(c->path);
+	free(c);
+}

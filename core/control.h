@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket (--control PATH): a unix stream socket, mode 0600,
+ * one command per line, each answered on its own line.
+ *   ping     -> ok
+ *   enable   -> ok            (recording on)
+ *   disable  -> ok            (recording off)
+ *   anything else -> error: <why>
+ * Served from the poller thread between source reads, so a request is
+ * answered within one chunk's time however busy the source is.
+ */
+#ifndef MT_CORE_CONTROL_H
+#define MT_CORE_CONTROL_H
+
+#include <poll.h>
+
+#include <memtrack/plugin.h>
+
+#define MT_CONTROL_MAX_CLIENTS 8
+#define MT_CONTROL_MAX_FDS (1 + MT_CONTROL_MAX_CLIENTS)
+
+struct mt_control;
+
+/* path NULL: no control socket (*out = NULL, returns 0). */
+int mt_control_open(const char *path, struct mt_control **out);
+
+/* Fill pfd with the fds to poll; returns how many. */
+unsigned int mt_control_pollfds(struct mt_control *c, struct pollfd *pfd);
+
+/* Accept and answer whatever is pending; never blocks. */
+void mt_control_serve(struct mt_control *c, const struct mt_source_ops *src,
+		      void *src_state);
+
+void mt_control_close(struct mt_control *c);
+
+#endif /* MT_CORE_CONTROL_H */

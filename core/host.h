@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The services the host hands to every plugin (struct mt_host).
+ */
+#ifndef MT_CORE_HOST_H
+#define MT_CORE_HOST_H
+
+#include <memtrack/plugin.h>
+
+/* The host services, with log_level refreshed from mt_log_level. */
+const struct mt_host *mt_host_get(void);
+
+/* Decode a stream with encoder plugin `encoder`'s decoder (NULL: the
+ * default "msgpack-zstd"). Loads the plugin on first use. */
+int mt_host_decode(const char *encoder, int fd, const char *name,
+		   mt_event_cb on_events, mt_meta_cb on_meta, void *ctx);
+
+/* Release what mt_host_decode() loaded. */
+void mt_host_cleanup(void);
+
+#define MT_DEFAULT_ENCODER "msgpack-zstd"
+
+#endif /* MT_CORE_HOST_H */

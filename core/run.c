@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "host.h"
+#include "log.h"
+#include "pipeline.h"
+#include "plugin.h"
+#include "run.h"
+#include "spawn.h"
+
+#define TICK_MS 100
+/* Reads per wakeup before signals and control requests are looked at
+ * again: a ring that never empties must not starve them. */
+#define READS_PER_WAKEUP 64
+
+struct run {
+	const struct mt_run_opts *opts;
+	struct mt_plugin *src_plugin, *enc_plugin, *sink_plugin;
+	const struct mt_source_ops *src;
+	void *src_state;
+	struct mt_pipeline *pipe;
+	struct mt_spawn spawn;
+	struct mt_control *control;
+	int sigfd;
+	sigset_t old_mask;
+	bool have_command;
+	bool root_exited;
+	int root_status;
+	bool tree_done;   /* no child left */
+	bool source_eof;
+	bool stopping;    /* interrupted: wind down */
+	int exec_errno;   /* the command could not be executed */
+	int error;        /* first error of memtrack itself */
+};
+
+static void set_error(struct run *r, int err)
+{
+	if (err < 0 && r->error == 0) {
+		r->error = err;
+	}
+}
+
+/* "name:args" -> name (copied into buf) and args (NULL when absent). */
+static const char *split_spec(const char *spec, char *buf, size_t size,
+			      const char **args)
+{
+	const char *colon = strchr(spec, ':');
+	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+
+	if (len >= size) {
+		len = size - 1;
+	}
+	memcpy(buf, spec, len);
+	buf[len] = '\0';
+	*args = colon ? colon + 1 : NULL;
+	return buf;
+}
+
+static int load_plugins(struct run *r)
+{
+	const struct mt_run_opts *o = r->opts;
+	char name[128];
+	const char *args;
+	int err;
+
+	split_spec(o->source, name, sizeof(name), &args);
+	err = mt_plugin_load(MT_PLUGIN_SOURCE, name, &r->src_plugin);
+	if (err < 0) {
+		return err;
+	}
+	split_spec(o->encoder, name, sizeof(name), &args);
+	err = mt_plugin_load(MT_PLUGIN_ENCODER, name, &r->enc_plugin);
+	if (err < 0) {
+		return err;
+	}
+	split_spec(o->sink ? o->sink : "file", name, sizeof(name), &args);
+	err = mt_plugin_load(MT_PLUGIN_SINK, name, &r->sink_plugin);
+	if (err < 0) {
+		return err;
+	}
+	r->src = &r->src_plugin->ops.source;
+	return 0;
+}
+
+static int check_command(struct run *r)
+{
+	uint32_t flags = r->src->flags;
+	const char *name = r->src_plugin->desc->name;
+
+	if ((flags & MT_SOURCE_NEEDS_COMMAND) && !r->have_command) {
+		mt_err("source '%s' needs a command: memtrack [OPTIONS] -- CMD [ARGS...]",
+		       name);
+		return -EINVAL;
+	}
+	if ((flags & MT_SOURCE_NO_COMMAND) && r->have_command) {
+		mt_err("source '%s' runs no command; drop '-- %s'", name,
+		       r->opts->argv[0]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int block_signals(struct run *r)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	/* Before any thread exists, so that every thread inherits the mask
+	 * and signals reach the signalfd only. */
+	if (sigprocmask(SIG_BLOCK, &set, &r->old_mask) < 0) {
+		return -errno;
+	}
+	r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (r->sigfd < 0) {
+		mt_err("signalfd: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int open_sink(struct run *r, void **state)
+{
+	const char *args = NULL;
+	char name[128], def[64];
+
+	if (r->opts->sink) {
+		split_spec(r->opts->sink, name, sizeof(name), &args);
+	} else {
+		/* The name the CodSpeed runner looks for. */
+		snprintf(def, sizeof(def), "%d.MemtrackArtifact.msgpack",
+			 r->have_command ? (int)r->spawn.pid : (int)getpid());
+		args = def;
+	}
+	return r->sink_plugin->ops.sink.open(mt_host_get(), args, state);
+}
+
+static int create_pipeline(struct run *r)
+{
+	struct mt_pipeline_config cfg = { 0 };
+	const char *args;
+	char name[128];
+	void *sink_state = NULL;
+	int err;
+
+	err = open_sink(r, &sink_state);
+	if (err < 0) {
+		return err;
+	}
+	split_spec(r->opts->encoder, name, sizeof(name), &args);
+	cfg.host = mt_host_get();
+	cfg.encoder = &r->enc_plugin->ops.encoder;
+	cfg.encoder_name = r->enc_plugin->desc->name;
+	cfg.encoder_args = args;
+	cfg.sink = &r->sink_plugin->ops.sink;
+	cfg.sink_state = sink_state;
+	cfg.workers = r->opts->workers;
+	cfg.batch_events = r->opts->batch;
+	err = mt_pipeline_create(&cfg, &r->pipe);
+	if (err < 0) {
+		cfg.sink->close(sink_state);
+	}
+	return err;
+}
+
+static int status_code(int status)
+{
+	if (WIFEXITED(status)) {
+		return WEXITSTATUS(status);
+	}
+	if (WIFSIGNALED(status)) {
+		return 128 + WTERMSIG(status);
+	}
+	return 1;
+}
+
+/* Reap every child that has exited. memtrack is a subreaper, so orphans of
+ * the tree come back to it: the tree is done when no child is left. */
+static void reap(struct run *r)
+{
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+
+		if (pid == 0) {
+			return;
+		}
+		if (pid < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			r->tree_done = true; /* ECHILD */
+			return;
+		}
+		if (pid == r->spawn.pid) {
+			r->root_exited = true;
+			r->root_status = status;
+			mt_debug("command exited: status %d",
+				 status_code(status));
+		}
+	}
+}
+
+static void handle_signals(struct run *r)
+{
+	struct signalfd_siginfo si;
+
+	while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			reap(r);
+			continue;
+		}
+		/* Forward it as a terminal would. A signal from the terminal
+		 * (SI_KERNEL) reached the command's process group already:
+		 * sending it again would count twice. */
+		if (r->have_command && !r->root_exited &&
+		    si.ssi_code != SI_KERNEL) {
+			kill(r->spawn.pid, (int)si.ssi_signo);
+		}
+		mt_debug("got signal %u", si.ssi_signo);
+		if (!r->have_command) {
+			r->stopping = true;
+		}
+	}
+}
+
+/* The pipeline failed (its first error has been logged): stop tracing, but
+ * let the command finish untouched. */
+static void detach_source(struct run *r)
+{
+	if (r->src_state) {
+		r->src->destroy(r->src_state);
+		r->src_state = NULL;
+	}
+}
+
+static void read_source(struct run *r, struct mt_emitter *em)
+{
+	size_t chunk = r->opts->chunk;
+	int i;
+
+	for (i = 0; i < READS_PER_WAKEUP && r->src_state; i++) {
+		uint32_t flags = 0;
+		int n = r->src->read(r->src_state, em, chunk, &flags);
+
+		if (n < 0) {
+			set_error(r, n);
+			detach_source(r);
+			return;
+		}
+		if (r->src->maintain) {
+			set_error(r, r->src->maintain(r->src_state));
+		}
+		if (flags & MT_SOURCE_EOF) {
+			r->source_eof = true;
+			return;
+		}
+		if ((size_t)n < chunk) {
+			return;
+		}
+	}
+}
+
+static bool finished(const struct run *r)
+{
+	if (r->have_command) {
+		return r->tree_done;
+	}
+	return r->source_eof || r->stopping || r->error;
+}
+
+static void loop(struct run *r)
+{
+	struct mt_emitter *em = mt_pipeline_emitter(r->pipe);
+
+	while (!finished(r)) {
+		struct pollfd pfd[2 + MT_CONTROL_MAX_FDS];
+		int fd = r->src_state ? r->src->poll_fd(r->src_state) : -1;
+		nfds_t n = 0;
+		int timeout = TICK_MS;
+
+		pfd[n++] = (struct pollfd){ .fd = r->sigfd, .events = POLLIN };
+		if (fd >= 0) {
+			pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		} else if (r->src_state && !r->source_eof) {
+			timeout = 0; /* a file: always ready */
+		}
+		n += mt_control_pollfds(r->control, pfd + n);
+		if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
+			set_error(r, -errno);
+			mt_err("poll: %s", strerror(errno));
+			return;
+		}
+		handle_signals(r);
+		if (r->src_state && !r->source_eof) {
+			read_source(r, em);
+		} else if (r->src_state && r->src->maintain) {
+			r->src->maintain(r->src_state);
+		}
+		mt_control_serve(r->control, r->src, r->src_state);
+		if (r->error && r->src_state) {
+			detach_source(r);
+		}
+	}
+}
+
+static void cleanup(struct run *r)
+{
+	if (r->pipe) {
+		mt_pipeline_destroy(r->pipe);
+	}
+	if (r->src_state) {
+		r->src->destroy(r->src_state);
+	}
+	mt_control_close(r->control);
+	if (r->spawn.pid > 0 && !r->root_exited) {
+		mt_spawn_abort(&r->spawn);
+	}
+	if (r->sigfd >= 0) {
+		close(r->sigfd);
+	}
+	sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
+	mt_plugin_close(r->src_plugin);
+	mt_plugin_close(r->enc_plugin);
+	mt_plugin_close(r->sink_plugin);
+	mt_host_cleanup();
+}
+
+static void report(struct run *r, double secs)
+{
+	struct mt_pipeline_stats st;
+
+	mt_pipeline_get_stats(r->pipe, &st);
+	mt_info("%llu events in %llu frames, %llu bytes written "
+		"(%.1f bytes/event), %.2f s",
+		(unsigned long long)st.events, (unsigned long long)st.frames,
+		(unsigned long long)st.bytes_out,
+		st.events ? (double)st.bytes_out / (double)st.events : 0.0,
+		secs);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int mt_run(const struct mt_run_opts *opts)
+{
+	struct run r = { .opts = opts, .sigfd = -1, .spawn = { .pid = -1 } };
+	struct mt_target target = { .size = sizeof(target) };
+	const char *args;
+	char name[128];
+	double t0 = now_s();
+	int err, code;
+
+	r.have_command = opts->argv && opts->argv[0];
+	err = load_plugins(&r);
+	if (err < 0) {
+		goto end;
+	}
+	err = check_command(&r);
+	if (err < 0) {
+		cleanup(&r);
+		return 2; /* a usage error */
+	}
+	split_spec(opts->source, name, sizeof(name), &args);
+	err = r.src->create(mt_host_get(), args, &r.src_state);
+	if (err < 0) {
+		r.src_state = NULL;
+		goto end;
+	}
+	err = block_signals(&r);
+	if (err < 0) {
+		goto end;
+	}
+	err = mt_control_open(opts->control_path, &r.control);
+	if (err < 0) {
+		goto end;
+	}
+	if (r.have_command) {
+		/* Orphans of the traced tree come back to us, so we can wait
+		 * for all of them and lose none of their events. */
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+		err = mt_spawn_held(opts->argv, &r.old_mask, &r.spawn);
+		if (err < 0) {
+			goto end;
+		}
+	}
+	err = create_pipeline(&r);
+	if (err < 0) {
+		goto end;
+	}
+	target.root_pid = r.have_command ? r.spawn.pid : 0;
+	target.root_is_held = r.have_command;
+	target.start_disabled = (uint32_t)opts->start_disabled;
+	err = r.src->start(r.src_state, &target);
+	if (err < 0) {
+		goto end;
+	}
+	if (r.have_command) {
+		err = mt_spawn_release(&r.spawn, opts->argv[0]);
+		if (err < 0) {
+			/* The child exits 127: reap it like any other. */
+			r.exec_errno = -err;
+			set_error(&r, err);
+		}
+	}
+	loop(&r);
+	if (r.src_state && r.src->drain) {
+		set_error(&r, r.src->drain(r.src_state,
+					   mt_pipeline_emitter(r.pipe)));
+	}
+	err = mt_pipeline_finish(r.pipe);
+	set_error(&r, err);
+	if (err == 0) {
+		report(&r, now_s() - t0);
+	}
+	err = r.error;
+end:
+	if (r.exec_errno) {
+		/* As a shell says it: not executable, or not found. */
+		code = r.exec_errno == EACCES ? 126 : 127;
+	} else if (err < 0) {
+		code = 1;
+	} else if (r.have_command) {
+		code = status_code(r.root_status);
+	} else {
+		code = 0;
+	}
+	cleanup(&r);
+	return code;
+}

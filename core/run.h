@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One recording: load the plugins, spawn the command held, arm the source,
+ * let the command run, poll the source into the pipeline until every
+ * process of the tree has exited (or the source is exhausted), drain, and
+ * finish the file.
+ */
+#ifndef MT_CORE_RUN_H
+#define MT_CORE_RUN_H
+
+#include <stddef.h>
+
+struct mt_run_opts {
+	const char *source;  /* "NAME[:ARGS]" */
+	const char *encoder; /* "NAME[:ARGS]" */
+	const char *sink;    /* "NAME[:ARGS]"; NULL: default artifact name */
+	unsigned int workers;
+	size_t batch;
+	size_t chunk;        /* events per source read */
+	const char *control_path;
+	int start_disabled;
+	char **argv;         /* the command, NULL-terminated; NULL: none */
+};
+
+/* Returns the process exit status: the command's (128 + signal when it was
+ * killed), 1 when memtrack itself failed, 0 for a clean command-less run. */
+int mt_run(const struct mt_run_opts *opts);
+
+#endif /* MT_CORE_RUN_H */

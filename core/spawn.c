@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "spawn.h"
+
+#define MAX_GROUPS 256
+
+struct creds {
+	int drop;
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[MAX_GROUPS];
+	int ngroups;
+};
+
+/* Run as the user who invoked sudo, not as root: the command should see
+ * its own files and write its own results. */
+static int sudo_creds(struct creds *c)
+{
+	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	struct passwd *pw;
+	char *end;
+
+	c->drop = 0;
+	if (!su || !sg || getuid() != 0) {
+		return 0;
+	}
+	c->uid = (uid_t)strtoul(su, &end, 10);
+	if (*end || !*su) {
+		mt_err("SUDO_UID=%s is not a user id", su);
+		return -EINVAL;
+	}
+	c->gid = (gid_t)strtoul(sg, &end, 10);
+	if (*end || !*sg) {
+		mt_err("SUDO_GID=%s is not a group id", sg);
+		return -EINVAL;
+	}
+	if (c->uid == 0) {
+		return 0;
+	}
+	c->ngroups = MAX_GROUPS;
+	pw = getpwuid(c->uid);
+	if (!pw || getgrouplist(pw->pw_name, c->gid, c->groups,
+				&c->ngroups) < 0) {
+		c->groups[0] = c->gid;
+		c->ngroups = 1;
+	}
+	c->drop = 1;
+	return 0;
+}
+
+static void child(char *const argv[], const sigset_t *mask, int gate,
+		  int errfd, const struct creds *c)
+{
+	char go = 0;
+	int e;
+
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* Wait for the source to be armed. EOF without the byte means the
+	 * parent gave up (or died): do not run the command untraced. */
+	while (read(gate, &go, 1) < 0 && errno == EINTR) {
+	}
+	if (go != 'g') {
+		_exit(127);
+	}
+	close(gate);
+	if (c->drop && (setgroups((size_t)c->ngroups, c->groups) < 0 ||
+			setgid(c->gid) < 0 || setuid(c->uid) < 0)) {
+		e = errno;
+		goto fail;
+	}
+	execvp(argv[0], argv);
+	e = errno;
+fail:
+	while (write(errfd, &e, sizeof(e)) < 0 && errno == EINTR) {
+	}
+	_exit(127);
+}
+
+int mt_spawn_held(char *const argv[], const sigset_t *sigmask,
+		  struct mt_spawn *sp)
+{
+	int gate[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	struct creds c;
+	int err;
+
+	sp->pid = -1;
+	sp->gate_fd = sp->err_fd = -1;
+	err = sudo_creds(&c);
+	if (err < 0) {
+		return err;
+	}
+	if (pipe2(gate, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		err = -errno;
+		mt_err("pipe: %s", strerror(errno));
+		goto error;
+	}
+	sp->pid = fork();
+	if (sp->pid < 0) {
+		err = -errno;
+		mt_err("fork: %s", strerror(errno));
+		goto error;
+	}
+	if (sp->pid == 0) {
+		close(gate[1]);
+		close(errp[0]);
+		child(argv, sigmask, gate[0], errp[1], &c);
+	}
+	close(gate[0]);
+	close(errp[1]);
+	sp->gate_fd = gate[1];
+	sp->err_fd = errp[0];
+	return 0;
+
+error:
+	for (int i = 0; i < 2; i++) {
+		if (gate[i] >= 0) {
+			close(gate[i]);
+		}
+		if (errp[i] >= 0) {
+			close(errp[i]);
+		}
+	}
+	return err;
+}
+
+int mt_spawn_release(struct mt_spawn *sp, const char *cmd)
+{
+	ssize_t n;
+	int e = 0;
+
+	while (write(sp->gate_fd, "g", 1) < 0 && errno == EINTR) {
+	}
+	close(sp->gate_fd);
+	sp->gate_fd = -1;
+	/* EOF: the exec closed our pipe. Data: the errno of a failed exec. */
+	do {
+		n = read(sp->err_fd, &e, sizeof(e));
+	} while (n < 0 && errno == EINTR);
+	close(sp->err_fd);
+	sp->err_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		mt_err("%s: %s", cmd, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+void mt_spawn_abort(struct mt_spawn *sp)
+{
+	if (sp->gate_fd >= 0) {
+		close(sp->gate_fd);
+		sp->gate_fd = -1;
+	}
+	if (sp->err_fd >= 0) {
+		close(sp->err_fd);
+		sp->err_fd = -1;
+	}
+	if (sp->pid > 0) {
+		kill(sp->pid, SIGKILL);
+		while (waitpid(sp->pid, NULL, 0) < 0 && errno == EINTR) {
+		}
+		sp->pid = -1;
+	}
+}

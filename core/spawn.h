@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Starting the traced command.
+ *
+ * The command's process is created held: it has forked but waits before
+ * exec, so a source can arm itself for that pid before the command's first
+ * instruction. mt_spawn_release() lets it exec and reports exec failure.
+ * The held child does not allocate: everything it needs is prepared by the
+ * parent before fork.
+ */
+#ifndef MT_CORE_SPAWN_H
+#define MT_CORE_SPAWN_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+struct mt_spawn {
+	pid_t pid;
+	int gate_fd; /* parent's end: closing it releases the child */
+	int err_fd;  /* child writes its exec errno here (CLOEXEC) */
+};
+
+/* Fork the held child. sigmask is restored in the child before exec.
+ * Started through sudo (SUDO_UID/SUDO_GID set, running as root), the
+ * command runs as that user. Returns 0 or a negative errno (logged). */
+int mt_spawn_held(char *const argv[], const sigset_t *sigmask,
+		  struct mt_spawn *sp);
+
+/* Let the child exec. Returns 0, or the negative errno of a failed exec
+ * (logged, naming the command); the child has then exited with 127. */
+int mt_spawn_release(struct mt_spawn *sp, const char *cmd);
+
+/* Abort a held child: kill and reap it. */
+void mt_spawn_abort(struct mt_spawn *sp);
+
+#endif /* MT_CORE_SPAWN_H */

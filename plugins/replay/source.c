@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Source "replay:FILE": events from a file instead of a live process.
+ *
+ * FILE is either a memtrack artifact (read through the host's decoder of
+ * the default encoder) or JSON lines with the fields of the format
+ * ({"pid":1,"tid":1,"timestamp":5,"addr":4096,"type":"Malloc","size":8}),
+ * told apart by the first non-blank byte. "-" reads standard input.
+ *
+ * An artifact is decoded in the first read() call: the decoder pushes
+ * events as it goes, so the chunk limit does not apply to it. Replay has no
+ * producers to keep waiting, so that costs nothing.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <memtrack/plugin.h>
+
+#define PLUGIN "replay"
+
+struct replay {
+	const struct mt_host *host;
+	char *path;
+	int fd;
+	FILE *json;   /* JSON lines, once detected */
+	char *line;
+	size_t line_cap;
+	unsigned long lineno;
+	struct mt_emitter *em; /* during decode */
+	int emit_err;
+};
+
+static int replay_create(const struct mt_host *host, const char *args,
+			 void **state)
+{
+	struct replay *r;
+	int err;
+
+	if (!args || !*args) {
+		host->log(host, MT_LOG_ERROR, PLUGIN,
+			  "needs a file: --source replay:FILE");
+		return -EINVAL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->path = strdup(args))) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->host = host;
+	r->fd = strcmp(args, "-") == 0 ? dup(STDIN_FILENO) :
+					 open(args, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		err = -errno;
+		host->log(host, MT_LOG_ERROR, PLUGIN, "%s: %s", args,
+			  strerror(errno));
+		free(r->path);
+		free(r);
+		return err;
+	}
+	*state = r;
+	return 0;
+}
+
+static int replay_start(void *state, const struct mt_target *target)
+{
+	return 0;
+}
+
+static int replay_poll_fd(void *state)
+{
+	return -1;
+}
+
+static int emit_events(void *ctx, const struct mt_event *events, size_t n)
+{
+	struct replay *r = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct mt_event *ev = mt_emit(r->em);
+
+		if (!ev) {
+			r->emit_err = -EPIPE;
+			return 1;
+		}
+		*ev = events[i];
+	}
+	return 0;
+}
+
+/* Parse an unsigned or signed decimal integer value at *p. */
+static bool parse_int(const char **p, long long *sv, unsigned long long *uv)
+{
+	char *end;
+
+	errno = 0;
+	if (**p == '-') {
+		*sv = strtoll(*p, &end, 10);
+		*uv = (unsigned long long)*sv;
+	} else {
+		*uv = strtoull(*p, &end, 10);
+		*sv = (long long)*uv;
+	}
+	if (end == *p || errno) {
+		return false;
+	}
+	*p = end;
+	return true;
+}
+
+static int kind_from_name(const char *s, size_t len)
+{
+	unsigned int k;
+
+	for (k = 0; k < MT_EV_KIND_COUNT; k++) {
+		const char *name = mt_event_kind_name(k);
+
+		if (strlen(name) == len && memcmp(name, s, len) == 0) {
+			return (int)k;
+		}
+	}
+	return -1;
+}
+
+/* One flat JSON object of integers and strings. Unknown keys are skipped. */
+static int parse_line(struct replay *r, const char *p, struct mt_event *ev)
+{
+	bool have_type = false;
+
+	memset(ev, 0, sizeof(*ev));
+	while (isspace((unsigned char)*p)) {
+		p++;
+	}
+	if (*p++ != '{') {
+		return -EBADMSG;
+	}
+	for (;;) {
+		const char *key, *kend;
+		unsigned long long uv;
+		long long sv;
+
+		while (isspace((unsigned char)*p) || *p == ',') {
+			p++;
+		}
+		if (*p == '}') {
+			break;
+		}
+		if (*p++ != '"') {
+			return -EBADMSG;
+		}
+		key = p;
+		kend = strchr(p, '"');
+		if (!kend) {
+			return -EBADMSG;
+		}
+		p = kend + 1;
+		while (isspace((unsigned char)*p)) {
+			p++;
+		}
+		if (*p++ != ':') {
+			return -EBADMSG;
+		}
+		while (isspace((unsigned char)*p)) {
+			p++;
+		}
+#define KEY(s) ((size_t)(kend - key) == strlen(s) && !memcmp(key, s, strlen(s)))
+		if (*p == '"') {
+			const char *v = p + 1, *vend = strchr(v, '"');
+
+			if (!vend) {
+				return -EBADMSG;
+			}
+			if (KEY("type")) {
+				int k = kind_from_name(v, (size_t)(vend - v));
+
+				if (k < 0) {
+					r->host->log(r->host, MT_LOG_ERROR,
+						     PLUGIN,
+						     "%s:%lu: unknown type \"%.*s\"",
+						     r->path, r->lineno,
+						     (int)(vend - v), v);
+					return -EINVAL;
+				}
+				ev->kind = (uint8_t)k;
+				have_type = true;
+			}
+			p = vend + 1;
+			continue;
+		}
+		if (!parse_int(&p, &sv, &uv)) {
+			return -EBADMSG;
+		}
+		if (KEY("pid")) {
+			ev->pid = (int32_t)sv;
+		} else if (KEY("tid")) {
+			ev->tid = (int32_t)sv;
+		} else if (KEY("timestamp")) {
+			ev->timestamp = uv;
+		} else if (KEY("addr")) {
+			ev->addr = uv;
+		} else if (KEY("size")) {
+			ev->size = uv;
+		} else if (KEY("old_addr")) {
+			ev->old_addr = uv;
+			ev->flags |= MT_EVF_OLD_ADDR;
+		} else if (KEY("stack")) {
+			ev->stack_id = (uint32_t)uv;
+			ev->flags |= MT_EVF_STACK;
+		}
+#undef KEY
+	}
+	if (!have_type) {
+		r->host->log(r->host, MT_LOG_ERROR, PLUGIN,
+			     "%s:%lu: event has no \"type\"", r->path,
+			     r->lineno);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int read_json(struct replay *r, struct mt_emitter *em, size_t max,
+		     uint32_t *flags)
+{
+	size_t n = 0;
+
+	while (n < max) {
+		ssize_t len = getline(&r->line, &r->line_cap, r->json);
+		struct mt_event *ev;
+		int err;
+
+		if (len < 0) {
+			if (ferror(r->json)) {
+				r->host->log(r->host, MT_LOG_ERROR, PLUGIN,
+					     "%s: %s", r->path,
+					     strerror(errno));
+				return -EIO;
+			}
+			*flags |= MT_SOURCE_EOF;
+			break;
+		}
+		r->lineno++;
+		if (strspn(r->line, " \t\r\n") == (size_t)len) {
+			continue;
+		}
+		ev = mt_emit(em);
+		if (!ev) {
+			return -EPIPE;
+		}
+		err = parse_line(r, r->line, ev);
+		if (err == -EBADMSG) {
+			r->host->log(r->host, MT_LOG_ERROR, PLUGIN,
+				     "%s:%lu: not a JSON event object",
+				     r->path, r->lineno);
+		}
+		if (err < 0) {
+			return err;
+		}
+		n++;
+	}
+	return (int)n;
+}
+
+/* First non-blank byte: '{' is JSON lines, anything else an artifact. */
+static int sniff(struct replay *r, char *first)
+{
+	ssize_t n;
+
+	do {
+		n = read(r->fd, first, 1);
+	} while ((n == 1 && isspace((unsigned char)*first)) ||
+		 (n < 0 && errno == EINTR));
+	if (n < 0) {
+		r->host->log(r->host, MT_LOG_ERROR, PLUGIN, "%s: %s", r->path,
+			     strerror(errno));
+		return -errno;
+	}
+	return (int)n;
+}
+
+static int replay_read(void *state, struct mt_emitter *em, size_t max,
+		       uint32_t *flags)
+{
+	struct replay *r = state;
+	char first;
+	int n, err;
+
+	if (r->json) {
+		return read_json(r, em, max, flags);
+	}
+	if (r->fd < 0) {
+		*flags |= MT_SOURCE_EOF;
+		return 0;
+	}
+	n = sniff(r, &first);
+	if (n <= 0) {
+		*flags |= MT_SOURCE_EOF;
+		return n;
+	}
+	if (first == '{') {
+		r->json = fdopen(r->fd, "r");
+		if (!r->json) {
+			return -errno;
+		}
+		r->fd = -1;
+		ungetc(first, r->json);
+		return read_json(r, em, max, flags);
+	}
+	/* An artifact: rewind the byte we peeked at, or refuse pipes. */
+	if (lseek(r->fd, -1, SEEK_CUR) < 0) {
+		r->host->log(r->host, MT_LOG_ERROR, PLUGIN,
+			     "%s: artifacts must be seekable files: %s",
+			     r->path, strerror(errno));
+		return -ESPIPE;
+	}
+	r->em = em;
+	err = r->host->decode(r->host, NULL, r->fd, r->path, emit_events,
+			      NULL, r);
+	close(r->fd);
+	r->fd = -1;
+	*flags |= MT_SOURCE_EOF;
+	if (r->emit_err) {
+		return r->emit_err;
+	}
+	return err < 0 ? err : 0;
+}
+
+static void replay_destroy(void *state)
+{
+	struct replay *r = state;
+
+	if (r->json) {
+		fclose(r->json);
+	} else if (r->fd >= 0) {
+		close(r->fd);
+	}
+	free(r->line);
+	free(r->path);
+	free(r);
+}
+
+static const struct mt_source_ops replay_ops = {
+	MT_OPS_HEADER(mt_source_ops),
+	.flags = MT_SOURCE_NO_COMMAND,
+	.create = replay_create,
+	.start = replay_start,
+	.poll_fd = replay_poll_fd,
+	.read = replay_read,
+	.destroy = replay_destroy,
+};
+
+static const struct mt_plugin_desc replay_desc = {
+	.size = sizeof(struct mt_plugin_desc),
+	.abi_major = MT_ABI_MAJOR,
+	.abi_minor = MT_ABI_MINOR,
+	.kind = MT_PLUGIN_SOURCE,
+	.name = "replay",
+	.description = "events from an artifact or JSON lines file (replay:FILE)",
+	.version = PACKAGE_VERSION,
+	.ops.source = &replay_ops,
+};
+
+MT_PLUGIN_DEFINE(replay_desc)
