@@ -1,1 +1,33 @@
-# tests/core
+# Host tests: plugin loading and the command line.
+
+# Plugins that must be refused, each for its own reason. -rpath makes
+# libtool build shared objects for these check-only modules.
+FIXTURE_FLAGS = -module -avoid-version -shared -rpath /nowhere
+check_LTLIBRARIES += \
+	tests/fixtures/encoder-bad-major.la \
+	tests/fixtures/encoder-newer-minor.la \
+	tests/fixtures/encoder-no-entry.la \
+	tests/fixtures/encoder-unresolved.la
+tests_fixtures_encoder_bad_major_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_bad_major_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_BAD_MAJOR
+tests_fixtures_encoder_bad_major_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_newer_minor_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_newer_minor_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_NEWER_MINOR
+tests_fixtures_encoder_newer_minor_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_no_entry_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_no_entry_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_NO_ENTRY
+tests_fixtures_encoder_no_entry_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_unresolved_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_unresolved_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_UNRESOLVED
+tests_fixtures_encoder_unresolved_la_LDFLAGS = $(FIXTURE_FLAGS)
+
+if HAVE_CHECK
+check_PROGRAMS += tests/test-plugin-loader
+TESTS += tests/test-plugin-loader
+tests_test_plugin_loader_SOURCES = tests/test-plugin-loader.c
+tests_test_plugin_loader_CFLAGS = $(TEST_CFLAGS)
+tests_test_plugin_loader_LDADD = core/libmtcore.la $(TEST_LIBS)
+endif
+
+TESTS += tests/test-cli.sh
+dist_noinst_SCRIPTS += tests/test-cli.sh

@@ -1,0 +1,126 @@
+#!/bin/sh
+# The command line end to end, with the replay source: usage errors, the
+# reference format byte for byte, dump, a full disk, damaged input.
+set -u
+
+: "${MT_BUILDDIR:?}" "${MT_TESTDATA:?}"
+MT="$MT_BUILDDIR/memtrack"
+D="$MT_TESTDATA"
+T=$(mktemp -d /tmp/mt-cli-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+passes=0
+
+ok() { passes=$((passes + 1)); echo "ok: $1"; }
+fail() { fails=$((fails + 1)); echo "FAIL: $1"; }
+
+# expect_exit CODE NAME -- command...: run, keep stderr in $T/err
+expect_exit() {
+	want=$1 name=$2
+	shift 3
+	"$@" >"$T/out" 2>"$T/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok "$name"; else
+		fail "$name: exit $got, want $want"; cat "$T/err"; fi
+}
+
+# stderr_is NAME PATTERN: exactly one line, matching PATTERN
+stderr_is() {
+	if [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "$2" "$T/err"; then
+		ok "$1"
+	else
+		fail "$1: stderr is not one line matching '$2':"; cat "$T/err"
+	fi
+}
+
+expect_exit 2 "unknown option" -- "$MT" --bogus -- true
+stderr_is "unknown option message" "unknown option '--bogus'"
+expect_exit 2 "no command" -- "$MT"
+stderr_is "no command message" "give a command after '--'"
+expect_exit 2 "bad --workers" -- "$MT" --workers 0 -- true
+stderr_is "bad --workers message" "\-\-workers '0'"
+expect_exit 2 "bad --batch" -- "$MT" --batch 12x -- true
+expect_exit 2 "replay with a command" -- "$MT" --source "replay:$D/golden.mt" -- true
+stderr_is "replay with a command message" "runs no command"
+expect_exit 0 "--help" -- "$MT" --help
+grep -q "memtrack dump FILE" "$T/out" && ok "help text" || fail "help text"
+expect_exit 0 "--version" -- "$MT" --version
+grep -q "plugin ABI 1\." "$T/out" && ok "version text" || fail "version text"
+
+expect_exit 1 "missing plugin" -- "$MT" --source nosuch -- true
+stderr_is "missing plugin message" "no source plugin 'nosuch'"
+expect_exit 1 "missing replay file" -- "$MT" --source "replay:$T/none.mt"
+stderr_is "missing replay file message" "$T/none.mt: No such file or directory"
+expect_exit 1 "bad encoder option" -- "$MT" --source "replay:$D/golden.mt" \
+	--encoder msgpack-zstd:bogus=1 --sink "file:$T/x.mt"
+grep -q "bogus" "$T/err" && ok "bad encoder option named" || fail "bad encoder option named"
+
+# The reference format, byte for byte: the 126 reference events re-encoded
+# in one frame are golden.mt, whatever form they come in.
+for input in events.jsonl golden.mt golden.mt.3frames; do
+	for workers in 1 2; do
+		expect_exit 0 "replay $input ($workers workers)" -- "$MT" \
+			--source "replay:$D/$input" --workers "$workers" \
+			--sink "file:$T/out.mt"
+		if cmp -s "$T/out.mt" "$D/golden.mt"; then
+			ok "replay $input is golden.mt byte for byte"
+		else
+			fail "replay $input differs from golden.mt"
+		fi
+	done
+done
+
+# Small batches: several frames, still every event in order.
+expect_exit 0 "replay in batches of 10" -- "$MT" --source "replay:$D/golden.mt" \
+	--batch 10 --workers 2 --sink "file:$T/b10.mt"
+"$MT" dump "$T/b10.mt" >"$T/b10.json"
+"$MT" dump "$D/golden.mt" >"$T/golden.json"
+cmp -s "$T/b10.json" "$T/golden.json" && ok "13 frames decode to the same events" \
+	|| fail "batched output differs"
+
+# dump prints exactly the reference fields, in the reference key order.
+sed 's/,"msgpack_hex":"[0-9a-f]*"//' "$D/events.jsonl" >"$T/expected.json"
+expect_exit 0 "dump golden.mt" -- "$MT" dump "$D/golden.mt"
+cmp -s "$T/out" "$T/expected.json" && ok "dump matches events.jsonl" \
+	|| { fail "dump differs from events.jsonl"; diff "$T/out" "$T/expected.json" | head; }
+expect_exit 0 "dump from stdin" -- sh -c "\"$MT\" dump - < \"$D/golden.mt.3frames\""
+cmp -s "$T/out" "$T/expected.json" && ok "dump - matches" || fail "dump - differs"
+expect_exit 0 "dump extended keys" -- "$MT" dump "$D/extended-keys-and-skippable-frames.mt"
+[ "$(grep -c '"stack":' "$T/out")" -eq 2 ] && [ "$(wc -l <"$T/out")" -eq 3 ] \
+	&& ok "extended keys: 3 events, 2 stacks" || fail "extended keys"
+
+# A full disk: the sink's error, with the path, once, and exit 1.
+expect_exit 1 "sink on /dev/full" -- "$MT" --source "replay:$D/golden.mt" \
+	--sink file:/dev/full
+stderr_is "/dev/full message" "/dev/full: No space left on device"
+expect_exit 1 "sink in a missing directory" -- "$MT" --source "replay:$D/golden.mt" \
+	--sink "file:$T/no/such/dir.mt"
+stderr_is "missing directory message" "$T/no/such/dir.mt: No such file or directory"
+
+# Damaged input: a clear error with an offset, events before it kept.
+head -c 500 "$D/golden.mt.3frames" >"$T/cut.mt"
+expect_exit 1 "dump of a truncated file" -- "$MT" dump "$T/cut.mt"
+grep -q "byte" "$T/err" && ok "truncation names an offset" \
+	|| { fail "truncation message"; cat "$T/err"; }
+n=$(wc -l <"$T/out")
+[ "$n" -gt 0 ] && [ "$n" -lt 126 ] && ok "first frame's events kept ($n)" \
+	|| fail "events before the cut: $n"
+printf 'this is not zstd' >"$T/junk.mt"
+expect_exit 1 "dump of junk" -- "$MT" dump "$T/junk.mt"
+grep -q "byte 0" "$T/err" && ok "junk names offset 0" || { fail "junk message"; cat "$T/err"; }
+printf '{"pid":1,"tid":1,"timestamp":1,"addr":1,"type":"Bogus"}\n' >"$T/bad.jsonl"
+expect_exit 1 "replay of an unknown type" -- "$MT" --source "replay:$T/bad.jsonl" \
+	--sink "file:$T/bad.mt"
+stderr_is "unknown type message" "bad.jsonl:1: unknown type \"Bogus\""
+
+# plugins: the three built ones, and the bad fixtures each on their line.
+MEMTRACK_PLUGIN_PATH="$MEMTRACK_PLUGIN_PATH:$MT_BUILDDIR/tests/fixtures/.libs" \
+	"$MT" plugins >"$T/plugins" 2>&1
+for p in "encoder  msgpack-zstd" "sink     file" "source   replay"; do
+	grep -q "^$p " "$T/plugins" && ok "plugins lists $p" || fail "plugins lacks $p"
+done
+grep -q "encoder-bad-major.so: plugin built for ABI 2.0" "$T/plugins" \
+	&& ok "plugins explains the bad fixture" || { fail "bad fixture line"; cat "$T/plugins"; }
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
