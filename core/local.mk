@@ -9,6 +9,7 @@ core_libmtcore_la_SOURCES = \
 	core/spawn.c core/spawn.h \
 	core/control.c core/control.h \
 	core/dump.c core/dump.h \
+	core/report.c core/report.h \
 	core/run.c core/run.h
 core_libmtcore_la_LIBADD = $(PTHREAD_LIBS)
 

@@ -18,6 +18,7 @@
 #include "host.h"
 #include "log.h"
 #include "plugin.h"
+#include "report.h"
 #include "run.h"
 
 #define EXIT_USAGE 2
@@ -28,6 +29,7 @@ static void usage(FILE *out)
 		"Usage: memtrack [OPTIONS] -- CMD [ARGS...]   record CMD and every process it starts\n"
 		"       memtrack [OPTIONS] --source replay:FILE re-encode a recording\n"
 		"       memtrack dump FILE                   print events as JSON lines\n"
+		"       memtrack report FILE                 summarise a recording\n"
 		"       memtrack plugins                     list plugins\n"
 		"\n"
 		"Options:\n"
@@ -119,6 +121,14 @@ static int cmd_dump(int argc, char **argv)
 	return mt_dump(argv[1]) < 0 ? 1 : 0;
 }
 
+static int cmd_report(int argc, char **argv)
+{
+	if (argc != 2) {
+		return usage_error("report takes one FILE ('-' for stdin)");
+	}
+	return mt_report(argv[1]) < 0 ? 1 : 0;
+}
+
 enum {
 	OPT_SOURCE = 256,
 	OPT_ENCODER,
@@ -159,6 +169,9 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "dump") == 0) {
 		return cmd_dump(argc - 1, argv + 1);
+	}
+	if (argc > 1 && strcmp(argv[1], "report") == 0) {
+		return cmd_report(argc - 1, argv + 1);
 	}
 	if (argc > 1 && strcmp(argv[1], "plugins") == 0) {
 		return cmd_plugins(argc - 1, argv + 1);

@@ -113,6 +113,25 @@ expect_exit 1 "replay of an unknown type" -- "$MT" --source "replay:$T/bad.jsonl
 	--sink "file:$T/bad.mt"
 stderr_is "unknown type message" "bad.jsonl:1: unknown type \"Bogus\""
 
+# report: figures of a small known trace.
+cat >"$T/known.jsonl" <<'JSON'
+{"pid":7,"tid":7,"timestamp":1,"addr":4096,"type":"Malloc","size":100}
+{"pid":7,"tid":7,"timestamp":2,"addr":8192,"type":"Malloc","size":50}
+{"pid":7,"tid":8,"timestamp":3,"addr":4096,"type":"Free"}
+{"pid":7,"tid":8,"timestamp":4,"addr":12288,"type":"Realloc","old_addr":8192,"size":80}
+{"pid":7,"tid":7,"timestamp":5,"addr":999,"type":"Free"}
+{"pid":7,"tid":7,"timestamp":6,"addr":65536,"type":"Mmap","size":1048576}
+JSON
+"$MT" --source "replay:$T/known.jsonl" --sink "file:$T/known.mt" \
+	&& "$MT" report "$T/known.mt" >"$T/report" 2>&1
+for line in "allocations *3$" "frees *2$" "unmatched frees *1$" \
+	"bytes allocated *230 B$" "bytes freed *150 B$" "peak live heap *150 B$" \
+	"live at end *1 blocks, 80 B$" "peak mmap'd *1048576 B (1.0 MiB)$" \
+	"Malloc=2 Free=2 Realloc=1 Mmap=1$"; do
+	[ "$(grep -c -- "$line" "$T/report")" -eq 2 ] && ok "report: $line" \
+		|| { fail "report: $line"; cat "$T/report"; }
+done
+
 # plugins: the three built ones, and the bad fixtures each on their line.
 MEMTRACK_PLUGIN_PATH="$MEMTRACK_PLUGIN_PATH:$MT_BUILDDIR/tests/fixtures/.libs" \
 	"$MT" plugins >"$T/plugins" 2>&1
