@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * memtrack.bpf.c - allocation events of one process tree.
+ *
+ * Uprobes on allocator entry points (attached by user space, per file, for
+ * every process: pid -1) and syscall tracepoints emit struct mt_bpf_event
+ * records into the `events` ring, but only for the tgids in `tracked`: the
+ * root command and everything it forks (raw_tp/sched_process_fork), removed
+ * when the whole thread group is dead.
+ *
+ * Nesting: an allocation that passes through several probed entry points
+ * (operator new -> malloc) is reported once, by the outermost. A thread keeps
+ * the stack pointer of its outermost call in flight: an entry below it is an
+ * inner call; the return whose stack pointer is above it is the outermost
+ * returning. Frees are reported at entry; an inner free of the same pointer
+ * (operator delete -> free) is recognised by its pointer and stack depth.
+ *
+ * Executable files: when a tracked process execs or maps an executable file
+ * user space has not handled yet (`known`), the process is stopped with
+ * SIGSTOP and announced on the `ctl` ring; user space attaches the uprobes
+ * of that file, then sends SIGCONT. The same mechanism throttles producers
+ * when the event ring is nearly full, so that no event is lost.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "memtrack.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* enum mt_event_kind, mirrored: <memtrack/event.h> needs <stdint.h> */
+#define EV_MALLOC 0
+#define EV_FREE 1
+#define EV_REALLOC 2
+#define EV_CALLOC 3
+#define EV_ALIGNED_ALLOC 4
+#define EV_MMAP 5
+#define EV_MUNMAP 6
+#define EV_BRK 7
+#define EVF_OLD_ADDR 1
+
+#define SIGSTOP 19
+#define PROT_EXEC 0x4
+#define MAP_ANONYMOUS 0x20
+#define MAX_ERRNO 4095
+
+/* jemalloc mallocx() flags */
+#define MALLOCX_LG_ALIGN_MASK 0x3f
+#define MALLOCX_ZERO 0x40
+
+/* Tunables, set before load. */
+const volatile unsigned long long throttle_at = 0; /* bytes unread in ring */
+const volatile unsigned long long wakeup_at = 0;
+
+/* Mutable state shared with user space (.bss is mmapped). */
+volatile unsigned int enabled = 0;
+volatile unsigned long long pidns_dev = 0; /* 0: report global ids */
+volatile unsigned long long pidns_ino = 0;
+volatile unsigned int root_ns_pid = 0; /* adopt at exec (container mode) */
+volatile unsigned long long dropped = 0; /* events lost: ring full */
+volatile unsigned long long ctl_dropped = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by user space */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} ctl SEC(".maps");
+
+/* tgid (global) -> 1 */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, u32);
+} tracked SEC(".maps");
+
+/* tgid -> 1 while stopped for throttling */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, u32);
+} throttled SEC(".maps");
+
+/* executable files user space has handled */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct mt_file_key);
+	__type(value, u32);
+} known SEC(".maps");
+
+struct thread_state {
+	/* allocation in flight (a_sp != 0) */
+	u64 a_sp;	/* stack pointer at the outermost entry */
+	u64 a_size;
+	u64 a_ptr;	/* realloc: old block; posix_memalign: memptr */
+	u64 a_cookie;
+	/* last free reported */
+	u64 f_addr;
+	u64 f_sp;
+	/* syscall in flight */
+	u64 s_arg0;
+	u64 s_arg1;
+	u64 s_arg2;
+	u32 s_nr;	/* SYS_* below, 0: none */
+	u32 pad;
+};
+
+#define SYS_MMAP 1
+#define SYS_MUNMAP 2
+#define SYS_MREMAP 3
+#define SYS_BRK 4
+
+/* pid_tgid -> state */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u64);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+static __always_inline int is_tracked(u64 id)
+{
+	u32 tgid = id >> 32;
+
+	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+}
+
+static __always_inline struct thread_state *thread_get(u64 id)
+{
+	static const struct thread_state zero;
+	struct thread_state *st;
+
+	st = bpf_map_lookup_elem(&threads, &id);
+	if (st) {
+		return st;
+	}
+	bpf_map_update_elem(&threads, &id, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&threads, &id);
+}
+
+/* Stop the current process until user space sends SIGCONT. */
+static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
+{
+	struct mt_ctl *c;
+
+	c = bpf_ringbuf_reserve(&ctl, sizeof(*c), 0);
+	if (!c) {
+		/* without the record nobody would resume it: don't stop */
+		__sync_fetch_and_add(&ctl_dropped, 1);
+		return;
+	}
+	c->type = type;
+	c->tgid = id >> 32;
+	c->tid = (u32)id;
+	c->pad = 0;
+	c->dev = dev;
+	c->ino = ino;
+	bpf_send_signal(SIGSTOP);
+	bpf_ringbuf_submit(c, BPF_RB_FORCE_WAKEUP);
+}
+
+static __always_inline void throttle(u64 id)
+{
+	u32 tgid = id >> 32;
+	u32 one = 1;
+
+	/* one stop per process: the first thread to get here stops them all */
+	if (bpf_map_update_elem(&throttled, &tgid, &one, BPF_NOEXIST)) {
+		return;
+	}
+	stop_current(MT_CTL_THROTTLE, id, 0, 0);
+}
+
+static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
+				 u64 old_addr, u32 flags)
+{
+	struct mt_bpf_event *e;
+	u64 unread;
+
+	if (!enabled) {
+		return;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&dropped, 1);
+		throttle(id);
+		return;
+	}
+	e->timestamp = bpf_ktime_get_ns();
+	e->addr = addr;
+	e->size = size;
+	e->old_addr = old_addr;
+	e->pid = id >> 32;
+	e->tid = (u32)id;
+	if (pidns_ino) {
+		struct bpf_pidns_info ns;
+
+		if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns,
+						 sizeof(ns))) {
+			e->pid = ns.tgid;
+			e->tid = ns.pid;
+		}
+	}
+	e->kind = kind;
+	e->flags = flags;
+	e->reserved0 = 0;
+	e->stack_id = 0;
+	e->reserved[0] = 0;
+	e->reserved[1] = 0;
+
+	/* Wake the reader only when the ring fills up: it polls on a tick
+	 * anyway, and a wakeup per event costs more than the event. */
+	unread = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	if (unread >= wakeup_at) {
+		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+		if (unread >= throttle_at) {
+			throttle(id);
+		}
+	} else {
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Allocator entry points                                              */
+/* ------------------------------------------------------------------ */
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_enter, u64 a1, u64 a2, u64 a3)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u64 sp = PT_REGS_SP(ctx);
+	struct thread_state *st;
+	u64 cookie, size = 0, ptr = 0;
+
+	if (!is_tracked(id)) {
+		return 0;
+	}
+	st = thread_get(id);
+	if (!st) {
+		return 0;
+	}
+	if (st->a_sp && sp < st->a_sp) {
+		return 0; /* called by an outer allocator call */
+	}
+	cookie = bpf_get_attach_cookie(ctx);
+	switch (MT_COOKIE_SHAPE(cookie)) {
+	case MT_SH_SIZE1:
+	case MT_SH_MALLOCX:
+		size = a1;
+		ptr = a2; /* mallocx: flags */
+		break;
+	case MT_SH_SIZE2:
+		size = a2;
+		break;
+	case MT_SH_MUL12:
+		size = a1 * a2;
+		break;
+	case MT_SH_REALLOC:
+	case MT_SH_REALLOC_NZ:
+	case MT_SH_RALLOCX:
+	case MT_SH_XALLOCX:
+		ptr = a1;
+		size = a2;
+		break;
+	case MT_SH_REALLOCARRAY:
+	case MT_SH_REALLOCN_NZ:
+		ptr = a1;
+		size = a2 * a3;
+		break;
+	case MT_SH_POSIX_MEMALIGN:
+		ptr = a1;
+		size = a3;
+		break;
+	default:
+		return 0;
+	}
+	st->a_sp = sp;
+	st->a_size = size;
+	st->a_ptr = ptr;
+	st->a_cookie = cookie;
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_exit, u64 ret)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u64 sp = PT_REGS_SP(ctx);
+	struct thread_state *st;
+	u64 cookie, addr, old, size;
+	u32 kind, shape;
+
+	st = bpf_map_lookup_elem(&threads, &id);
+	if (!st || !st->a_sp || sp <= st->a_sp) {
+		return 0; /* not ours, or an inner call returning */
+	}
+	cookie = st->a_cookie;
+	size = st->a_size;
+	old = st->a_ptr;
+	st->a_sp = 0;
+	kind = MT_COOKIE_KIND(cookie);
+	shape = MT_COOKIE_SHAPE(cookie);
+	addr = ret;
+
+	switch (shape) {
+	case MT_SH_POSIX_MEMALIGN:
+		if ((int)ret != 0) {
+			return 0;
+		}
+		addr = 0;
+		bpf_probe_read_user(&addr, sizeof(addr), (void *)old);
+		break;
+	case MT_SH_MALLOCX:
+		if (old & MALLOCX_ZERO) {
+			kind = EV_CALLOC;
+		} else if (old & MALLOCX_LG_ALIGN_MASK) {
+			kind = EV_ALIGNED_ALLOC;
+		} else {
+			kind = EV_MALLOC;
+		}
+		break;
+	case MT_SH_REALLOC:
+	case MT_SH_REALLOCARRAY:
+		if (!ret && old && !size) {
+			/* realloc(p, 0) freed p */
+			emit(id, EV_FREE, old, 0, 0, 0);
+			return 0;
+		}
+		break;
+	case MT_SH_XALLOCX:
+		/* returns the usable size; resized in place when >= size */
+		if (ret < size) {
+			return 0;
+		}
+		addr = old;
+		break;
+	default:
+		break;
+	}
+	if (!addr) {
+		return 0; /* failed */
+	}
+	if (addr == st->f_addr) {
+		/* the block is live again: a later free of it is real */
+		st->f_addr = 0;
+	}
+	if (kind == EV_REALLOC) {
+		emit(id, kind, addr, size, old, old ? EVF_OLD_ADDR : 0);
+	} else {
+		emit(id, kind, addr, size, 0, 0);
+	}
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(free_enter, u64 ptr)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u64 sp = PT_REGS_SP(ctx);
+	struct thread_state *st;
+
+	if (!ptr || !is_tracked(id)) {
+		return 0;
+	}
+	st = thread_get(id);
+	if (!st) {
+		return 0;
+	}
+	if (st->a_sp && sp < st->a_sp) {
+		return 0; /* inside realloc & co: that event tells it */
+	}
+	if (st->f_addr == ptr && sp <= st->f_sp) {
+		return 0; /* operator delete -> free of the same block */
+	}
+	st->f_addr = ptr;
+	st->f_sp = sp;
+	emit(id, EV_FREE, ptr, 0, 0, 0);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Process tree                                                        */
+/* ------------------------------------------------------------------ */
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tgid, pid, one = 1;
+
+	if (!is_tracked(id)) {
+		return 0;
+	}
+	tgid = BPF_CORE_READ(child, tgid);
+	pid = BPF_CORE_READ(child, pid);
+	if (tgid != pid) {
+		return 0; /* a thread: its tgid is tracked already */
+	}
+	bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tgid = id >> 32;
+
+	if (!is_tracked(id)) {
+		return 0;
+	}
+	bpf_map_delete_elem(&threads, &id);
+	/* group_dead is decremented before this tracepoint */
+	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
+		bpf_map_delete_elem(&tracked, &tgid);
+	}
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	struct mt_file_key key;
+	struct inode *inode;
+
+	if (root_ns_pid && pidns_ino) {
+		struct bpf_pidns_info ns;
+		u32 tgid = id >> 32, one = 1;
+
+		/* container: the root is known by its pid in our namespace */
+		if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns,
+						 sizeof(ns)) &&
+		    ns.tgid == root_ns_pid) {
+			bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY);
+			root_ns_pid = 0;
+		}
+	}
+	if (!is_tracked(id)) {
+		return 0;
+	}
+	/* the old image's calls in flight are gone */
+	bpf_map_delete_elem(&threads, &id);
+
+	inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
+	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	if (bpf_map_lookup_elem(&known, &key)) {
+		return 0;
+	}
+	stop_current(MT_CTL_ATTACH, id, key.dev, key.ino);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Syscalls                                                            */
+/* ------------------------------------------------------------------ */
+
+static __always_inline struct thread_state *sys_enter(u32 nr, u64 a0, u64 a1,
+						      u64 a2)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	struct thread_state *st;
+
+	if (!is_tracked(id)) {
+		return NULL;
+	}
+	st = thread_get(id);
+	if (!st) {
+		return NULL;
+	}
+	st->s_nr = nr;
+	st->s_arg0 = a0;
+	st->s_arg1 = a1;
+	st->s_arg2 = a2;
+	return st;
+}
+
+/* The state of the syscall nr of this thread, or NULL. */
+static __always_inline struct thread_state *sys_exit(u64 id, u32 nr)
+{
+	struct thread_state *st;
+
+	st = bpf_map_lookup_elem(&threads, &id);
+	if (!st || st->s_nr != nr) {
+		return NULL;
+	}
+	st->s_nr = 0;
+	return st;
+}
+
+static __always_inline int sys_failed(long ret)
+{
+	return (unsigned long)ret >= (unsigned long)-MAX_ERRNO;
+}
+
+SEC("tp/syscalls/sys_enter_mmap")
+int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	/* len, prot, flags */
+	sys_enter(SYS_MMAP, ctx->args[1], ctx->args[2], ctx->args[3]);
+	return 0;
+}
+
+struct vma_file {
+	struct mt_file_key key;
+	u32 found;
+};
+
+static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma,
+			void *data)
+{
+	struct vma_file *f = data;
+	struct inode *inode;
+
+	inode = BPF_CORE_READ(vma, vm_file, f_inode);
+	if (inode) {
+		f->key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		f->key.ino = BPF_CORE_READ(inode, i_ino);
+		f->found = 1;
+	}
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_mmap")
+int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	struct thread_state *st;
+	long ret = ctx->ret;
+	u64 len, prot, flags;
+
+	st = sys_exit(id, SYS_MMAP);
+	if (!st || sys_failed(ret)) {
+		return 0;
+	}
+	len = st->s_arg0;
+	prot = st->s_arg1;
+	flags = st->s_arg2;
+	emit(id, EV_MMAP, ret, len, 0, 0);
+
+	if ((prot & PROT_EXEC) && !(flags & MAP_ANONYMOUS)) {
+		struct vma_file f = {};
+
+		/* the file the vma really maps (overlayfs swaps it) */
+		bpf_find_vma(bpf_get_current_task_btf(), ret, vma_file_cb, &f,
+			     0);
+		if (f.found && !bpf_map_lookup_elem(&known, &f.key)) {
+			stop_current(MT_CTL_ATTACH, id, f.key.dev, f.key.ino);
+		}
+	}
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_munmap")
+int on_munmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	sys_enter(SYS_MUNMAP, ctx->args[0], ctx->args[1], 0);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_munmap")
+int on_munmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	struct thread_state *st;
+
+	st = sys_exit(id, SYS_MUNMAP);
+	if (!st || ctx->ret != 0) {
+		return 0;
+	}
+	emit(id, EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_mremap")
+int on_mremap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	/* old_addr, old_len, new_len */
+	sys_enter(SYS_MREMAP, ctx->args[0], ctx->args[1], ctx->args[2]);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_mremap")
+int on_mremap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	struct thread_state *st;
+	long ret = ctx->ret;
+
+	st = sys_exit(id, SYS_MREMAP);
+	if (!st || sys_failed(ret)) {
+		return 0;
+	}
+	/* the old range is gone, the new one is there (maybe the same) */
+	emit(id, EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0);
+	emit(id, EV_MMAP, ret, st->s_arg2, 0, 0);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_brk")
+int on_brk_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+
+	/* requested break, break before the call */
+	sys_enter(SYS_BRK, ctx->args[0], BPF_CORE_READ(task, mm, brk), 0);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_brk")
+int on_brk_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	struct thread_state *st;
+	u64 ret = ctx->ret, old;
+
+	st = sys_exit(id, SYS_BRK);
+	if (!st) {
+		return 0;
+	}
+	old = st->s_arg1;
+	/* brk returns the break in effect: moved only when it changed (a
+	 * failed or brk(0) call returns the old one) */
+	if (ret == old || ret != st->s_arg0) {
+		return 0;
+	}
+	/* Brk: addr = new break, size = how far it moved (either way) */
+	emit(id, EV_BRK, ret, ret > old ? ret - old : old - ret, 0, 0);
+	return 0;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bpf/memtrack.h - shared between the BPF programs (memtrack.bpf.c) and the
+ * user-space source plugin (plugins/ebpf/). Fixed-width types, explicit
+ * padding: both sides see the same layout.
+ */
+#ifndef MEMTRACK_BPF_H
+#define MEMTRACK_BPF_H
+
+/*
+ * The attach cookie of an allocator entry point tells the one generic entry
+ * program what the function's arguments mean:
+ *   bits 0..7   event kind (enum mt_event_kind), 0xff: derived (mallocx)
+ *   bits 8..15  argument shape (MT_SH_*)
+ */
+#define MT_COOKIE(kind, shape) ((unsigned long long)(kind) | \
+				((unsigned long long)(shape) << 8))
+#define MT_COOKIE_KIND(c) ((c) & 0xff)
+#define MT_COOKIE_SHAPE(c) (((c) >> 8) & 0xff)
+#define MT_KIND_DERIVED 0xff
+
+enum mt_shape {
+	MT_SH_SIZE1 = 1,	/* f(size, ...) */
+	MT_SH_SIZE2,		/* f(align, size) */
+	MT_SH_MUL12,		/* f(n, size): n * size */
+	MT_SH_REALLOC,		/* f(ptr, size): NULL + size 0 means freed */
+	MT_SH_REALLOC_NZ,	/* f(ptr, size): never frees */
+	MT_SH_REALLOCARRAY,	/* f(ptr, n, size): NULL + size 0 means freed */
+	MT_SH_REALLOCN_NZ,	/* f(ptr, n, size): never frees */
+	MT_SH_POSIX_MEMALIGN,	/* int f(void **memptr, align, size) */
+	MT_SH_MALLOCX,		/* jemalloc f(size, flags) */
+	MT_SH_RALLOCX,		/* jemalloc f(ptr, size, flags) */
+	MT_SH_XALLOCX,		/* jemalloc size_t f(ptr, size, extra, flags) */
+	MT_SH_FREE,		/* f(ptr, ...) */
+};
+
+/* Records of the control ring: a process was stopped (SIGSTOP) by BPF and
+ * waits for user space to act, then to send SIGCONT. */
+enum mt_ctl_type {
+	MT_CTL_ATTACH = 1,	/* mapped an unknown executable file */
+	MT_CTL_THROTTLE = 2,	/* the event ring is nearly full */
+};
+
+struct mt_ctl {
+	unsigned int type;	/* enum mt_ctl_type */
+	unsigned int tgid;	/* global pid of the stopped process */
+	unsigned int tid;
+	unsigned int pad;
+	unsigned long long dev;	/* ATTACH: kernel dev_t and inode of the file */
+	unsigned long long ino;
+};
+
+/* The ring record: the layout of struct mt_event (include/memtrack/event.h),
+ * which the plugin checks at compile time; the BPF side cannot include
+ * <stdint.h>. */
+struct mt_bpf_event {
+	unsigned long long timestamp;
+	unsigned long long addr;
+	unsigned long long size;
+	unsigned long long old_addr;
+	int pid;
+	int tid;
+	unsigned char kind;
+	unsigned char flags;
+	unsigned short reserved0;
+	unsigned int stack_id;
+	unsigned long long reserved[2];
+};
+
+/* Key of the map of executable files user space has handled. */
+struct mt_file_key {
+	unsigned long long dev;	/* kernel dev_t (MKDEV: major << 20 | minor) */
+	unsigned long long ino;
+};
+
+#endif /* MEMTRACK_BPF_H */

@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/ebpf/attach.c - find the allocator entry points of the files a
+ * traced process maps and attach the uprobes.
+ *
+ * A process stopped by BPF (it exec'd or mapped an executable file nobody
+ * handled yet) is scanned through /proc/PID/maps. Each executable file is
+ * handled once, identified by (dev, inode): its ELF symbol tables (.symtab
+ * and .dynsym, so static executables and statically linked allocators are
+ * found too) are matched against the table below, and every entry point
+ * gets a uprobe (and a uretprobe for allocations) on the file, for every
+ * process (pid -1); the BPF programs filter by tracked tgid. The file is
+ * opened through /proc/PID/map_files/, which reaches it even in another
+ * mount namespace or after it was deleted.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <memtrack/event.h>
+
+#include "memtrack.h"
+#include "memtrack.skel.h"
+#include "ebpf.h"
+
+struct alloc_sym {
+	const char *name;
+	uint64_t cookie;
+};
+
+#define M(n, shape) { n, MT_COOKIE(MT_EV_MALLOC, MT_SH_##shape) }
+#define C(n, shape) { n, MT_COOKIE(MT_EV_CALLOC, MT_SH_##shape) }
+#define R(n, shape) { n, MT_COOKIE(MT_EV_REALLOC, MT_SH_##shape) }
+#define A(n, shape) { n, MT_COOKIE(MT_EV_ALIGNED_ALLOC, MT_SH_##shape) }
+#define F(n) { n, MT_COOKIE(MT_EV_FREE, MT_SH_FREE) }
+#define X(n, shape) { n, MT_COOKIE(MT_KIND_DERIVED, MT_SH_##shape) }
+
+/* The C allocator API: glibc, and the same names in jemalloc (plain, je_
+ * and _rjem_ prefixed), mimalloc and tcmalloc overrides. */
+#define C_API(p)                                                       \
+	M(p "malloc", SIZE1), C(p "calloc", MUL12),                     \
+	R(p "realloc", REALLOC), R(p "reallocarray", REALLOCARRAY),      \
+	F(p "free"), F(p "cfree"), F(p "free_sized"),                   \
+	F(p "free_aligned_sized"),                                      \
+	A(p "aligned_alloc", SIZE2), A(p "memalign", SIZE2),            \
+	A(p "posix_memalign", POSIX_MEMALIGN),                          \
+	A(p "valloc", SIZE1), A(p "pvalloc", SIZE1)
+
+#define JE_API(p)                                                      \
+	X(p "mallocx", MALLOCX), R(p "rallocx", RALLOCX),               \
+	R(p "xallocx", XALLOCX), F(p "dallocx"), F(p "sdallocx")
+
+static struct alloc_sym syms[] = {
+	C_API(""),
+	C_API("je_"),
+	C_API("_rjem_"),
+	JE_API(""),
+	JE_API("je_"),
+	JE_API("_rjem_"),
+
+	/* C++ operators (libstdc++ and libc++ share the Itanium mangling) */
+	M("_Znwm", SIZE1),
+	M("_Znam", SIZE1),
+	M("_ZnwmRKSt9nothrow_t", SIZE1),
+	M("_ZnamRKSt9nothrow_t", SIZE1),
+	A("_ZnwmSt11align_val_t", SIZE1),
+	A("_ZnamSt11align_val_t", SIZE1),
+	A("_ZnwmSt11align_val_tRKSt9nothrow_t", SIZE1),
+	A("_ZnamSt11align_val_tRKSt9nothrow_t", SIZE1),
+	F("_ZdlPv"),
+	F("_ZdaPv"),
+	F("_ZdlPvm"),
+	F("_ZdaPvm"),
+	F("_ZdlPvRKSt9nothrow_t"),
+	F("_ZdaPvRKSt9nothrow_t"),
+	F("_ZdlPvSt11align_val_t"),
+	F("_ZdaPvSt11align_val_t"),
+	F("_ZdlPvmSt11align_val_t"),
+	F("_ZdaPvmSt11align_val_t"),
+	F("_ZdlPvSt11align_val_tRKSt9nothrow_t"),
+	F("_ZdaPvSt11align_val_tRKSt9nothrow_t"),
+
+	/* mimalloc */
+	M("mi_malloc", SIZE1),
+	M("mi_malloc_small", SIZE1),
+	M("mi_mallocn", MUL12),
+	C("mi_calloc", MUL12),
+	C("mi_zalloc", SIZE1),
+	C("mi_zalloc_small", SIZE1),
+	R("mi_realloc", REALLOC),
+	R("mi_reallocn", REALLOCARRAY),
+	R("mi_reallocf", REALLOC),
+	R("mi_reallocarray", REALLOCARRAY),
+	R("mi_recalloc", REALLOCN_NZ),
+	R("mi_rezalloc", REALLOC_NZ),
+	A("mi_malloc_aligned", SIZE1),
+	A("mi_malloc_aligned_at", SIZE1),
+	A("mi_zalloc_aligned", SIZE1),
+	A("mi_zalloc_aligned_at", SIZE1),
+	A("mi_calloc_aligned", MUL12),
+	A("mi_calloc_aligned_at", MUL12),
+	R("mi_realloc_aligned", REALLOC_NZ),
+	R("mi_realloc_aligned_at", REALLOC_NZ),
+	A("mi_memalign", SIZE2),
+	A("mi_aligned_alloc", SIZE2),
+	A("mi_posix_memalign", POSIX_MEMALIGN),
+	A("mi_valloc", SIZE1),
+	A("mi_pvalloc", SIZE1),
+	M("mi_new", SIZE1),
+	M("mi_new_nothrow", SIZE1),
+	M("mi_new_n", MUL12),
+	A("mi_new_aligned", SIZE1),
+	A("mi_new_aligned_nothrow", SIZE1),
+	R("mi_new_realloc", REALLOC_NZ),
+	R("mi_new_reallocn", REALLOCN_NZ),
+	F("mi_free"),
+	F("mi_cfree"),
+	F("mi_free_size"),
+	F("mi_free_aligned"),
+	F("mi_free_size_aligned"),
+
+	/* tcmalloc (gperftools) */
+	M("tc_malloc", SIZE1),
+	M("tc_malloc_skip_new_handler", SIZE1),
+	C("tc_calloc", MUL12),
+	R("tc_realloc", REALLOC),
+	F("tc_free"),
+	F("tc_cfree"),
+	F("tc_free_sized"),
+	A("tc_memalign", SIZE2),
+	A("tc_posix_memalign", POSIX_MEMALIGN),
+	A("tc_valloc", SIZE1),
+	A("tc_pvalloc", SIZE1),
+	M("tc_new", SIZE1),
+	M("tc_newarray", SIZE1),
+	M("tc_new_nothrow", SIZE1),
+	M("tc_newarray_nothrow", SIZE1),
+	A("tc_new_aligned", SIZE1),
+	A("tc_newarray_aligned", SIZE1),
+	A("tc_new_aligned_nothrow", SIZE1),
+	A("tc_newarray_aligned_nothrow", SIZE1),
+	F("tc_delete"),
+	F("tc_deletearray"),
+	F("tc_delete_nothrow"),
+	F("tc_deletearray_nothrow"),
+	F("tc_delete_sized"),
+	F("tc_deletearray_sized"),
+	F("tc_delete_aligned"),
+	F("tc_deletearray_aligned"),
+	F("tc_delete_sized_aligned"),
+	F("tc_deletearray_sized_aligned"),
+	F("tc_delete_aligned_nothrow"),
+	F("tc_deletearray_aligned_nothrow"),
+};
+
+#define NSYMS (sizeof(syms) / sizeof(syms[0]))
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct alloc_sym *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+void ebpf_symbols_init(void)
+{
+	static int sorted;
+
+	if (!sorted) {
+		qsort(syms, NSYMS, sizeof(syms[0]), sym_cmp);
+		sorted = 1;
+	}
+}
+
+static const struct alloc_sym *sym_find(const char *name)
+{
+	struct alloc_sym key = { .name = name };
+
+	/* cheap filter: every name starts with one of these */
+	switch (name[0]) {
+	case 'm': case 'c': case 'r': case 'f': case 'a': case 'p':
+	case 'v': case 'j': case 'x': case 'd': case 's': case 't':
+	case '_':
+		break;
+	default:
+		return NULL;
+	}
+	return bsearch(&key, syms, NSYMS, sizeof(syms[0]), sym_cmp);
+}
+
+int ebpf_file_known(struct ebpf_state *st, uint64_t dev, uint64_t ino)
+{
+	size_t i;
+
+	for (i = 0; i < st->nfiles; i++) {
+		if (st->files[i].dev == dev && st->files[i].ino == ino) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int file_add(struct ebpf_state *st, uint64_t dev, uint64_t ino)
+{
+	struct mt_file_key key = { .dev = dev, .ino = ino };
+	uint32_t one = 1;
+
+	if (st->nfiles == st->files_cap) {
+		size_t cap = st->files_cap ? 2 * st->files_cap : 32;
+		void *p = realloc(st->files, cap * sizeof(*st->files));
+
+		if (!p) {
+			return -ENOMEM;
+		}
+		st->files = p;
+		st->files_cap = cap;
+	}
+	st->files[st->nfiles].dev = dev;
+	st->files[st->nfiles].ino = ino;
+	st->nfiles++;
+	/* BPF stops nobody for this file any more */
+	bpf_map_update_elem(bpf_map__fd(st->skel->maps.known), &key, &one,
+			    BPF_ANY);
+	return 0;
+}
+
+static int link_add(struct ebpf_state *st, struct bpf_link *link)
+{
+	if (st->nlinks == st->links_cap) {
+		size_t cap = st->links_cap ? 2 * st->links_cap : 64;
+		void *p = realloc(st->links, cap * sizeof(*st->links));
+
+		if (!p) {
+			return -ENOMEM;
+		}
+		st->links = p;
+		st->links_cap = cap;
+	}
+	st->links[st->nlinks++] = link;
+	return 0;
+}
+
+struct probe {
+	uint64_t offset;
+	uint64_t cookie;
+	const char *name;
+};
+
+static int probe_cmp(const void *a, const void *b)
+{
+	const struct probe *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* File offset of virtual address addr, from the executable PT_LOADs. */
+static int vaddr_to_offset(Elf *elf, size_t phnum, uint64_t addr,
+			   uint64_t *off)
+{
+	size_t i;
+
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X)) {
+			continue;
+		}
+		if (addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_memsz) {
+			*off = addr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Collect the allocator entry points of an ELF file. */
+static int elf_probes(struct ebpf_state *st, const char *path,
+		      const char *shown, struct probe **out, size_t *nout)
+{
+	struct probe *probes = NULL;
+	size_t n = 0, cap = 0, phnum;
+	Elf_Scn *scn = NULL;
+	Elf *elf = NULL;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		ebpf_log(st, MT_LOG_WARN, "cannot open %s (%s): %s", shown,
+			 path, strerror(errno));
+		return err;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF ||
+	    elf_getphdrnum(elf, &phnum)) {
+		/* not ELF (a script interpreter's input, ...): nothing here */
+		goto end;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i, count;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize) {
+			continue;
+		}
+		data = elf_getdata(scn, NULL);
+		if (!data) {
+			continue;
+		}
+		count = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < count; i++) {
+			const struct alloc_sym *as;
+			const char *name;
+			GElf_Sym sym;
+			uint64_t off;
+
+			if (!gelf_getsym(data, i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value ||
+			    (GELF_ST_BIND(sym.st_info) != STB_GLOBAL &&
+			     GELF_ST_BIND(sym.st_info) != STB_WEAK)) {
+				continue;
+			}
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !(as = sym_find(name))) {
+				continue;
+			}
+			if (vaddr_to_offset(elf, phnum, sym.st_value, &off)) {
+				continue;
+			}
+			if (n == cap) {
+				void *p;
+
+				cap = cap ? 2 * cap : 32;
+				p = realloc(probes, cap * sizeof(*probes));
+				if (!p) {
+					err = -ENOMEM;
+					goto end;
+				}
+				probes = p;
+			}
+			probes[n].offset = off;
+			probes[n].cookie = as->cookie;
+			probes[n].name = as->name;
+			n++;
+		}
+	}
+end:
+	if (elf) {
+		elf_end(elf);
+	}
+	close(fd);
+	if (err) {
+		free(probes);
+		return err;
+	}
+	*out = probes;
+	*nout = n;
+	return 0;
+}
+
+static int attach_file(struct ebpf_state *st, const char *path,
+		       const char *shown)
+{
+	struct probe *probes = NULL;
+	size_t n = 0, i;
+	int err;
+
+	err = elf_probes(st, path, shown, &probes, &n);
+	if (err) {
+		return err;
+	}
+	/* aliases (free/cfree, memalign/aligned_alloc, a symbol in both
+	 * tables) share an address: one probe each, or events double */
+	qsort(probes, n, sizeof(*probes), probe_cmp);
+	for (i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+		struct bpf_program *prog;
+		struct bpf_link *link;
+		int is_free;
+
+		if (i && probes[i].offset == probes[i - 1].offset) {
+			continue;
+		}
+		is_free = MT_COOKIE_SHAPE(probes[i].cookie) == MT_SH_FREE;
+		prog = is_free ? st->skel->progs.free_enter :
+				 st->skel->progs.alloc_enter;
+		opts.bpf_cookie = probes[i].cookie;
+		opts.retprobe = false;
+		link = bpf_program__attach_uprobe_opts(prog, -1, path,
+						       probes[i].offset, &opts);
+		if (!link) {
+			err = -errno;
+			ebpf_log(st, MT_LOG_WARN,
+				 "cannot attach uprobe %s in %s: %s",
+				 probes[i].name, shown, strerror(-err));
+			continue;
+		}
+		if (link_add(st, link)) {
+			bpf_link__destroy(link);
+			err = -ENOMEM;
+			break;
+		}
+		if (is_free) {
+			continue;
+		}
+		/* the exit program reads what the entry stored */
+		LIBBPF_OPTS(bpf_uprobe_opts, ropts);
+		ropts.retprobe = true;
+		link = bpf_program__attach_uprobe_opts(
+			st->skel->progs.alloc_exit, -1, path,
+			probes[i].offset, &ropts);
+		if (!link) {
+			err = -errno;
+			ebpf_log(st, MT_LOG_WARN,
+				 "cannot attach uretprobe %s in %s: %s",
+				 probes[i].name, shown, strerror(-err));
+			continue;
+		}
+		if (link_add(st, link)) {
+			bpf_link__destroy(link);
+			err = -ENOMEM;
+			break;
+		}
+		st->attach_count++;
+	}
+	if (n && st->host->log_level >= MT_LOG_DEBUG) {
+		ebpf_log(st, MT_LOG_DEBUG, "%s: %zu allocator entry points",
+			 shown, n);
+	}
+	free(probes);
+	return err == -ENOMEM ? err : 0;
+}
+
+/*
+ * Handle every executable file mapped by pid that is new to us. dev/ino:
+ * the file BPF stopped the process for (0/0: none); marked handled even if
+ * it is gone from the maps by now, so that it stops nobody again.
+ */
+int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
+			uint64_t ino)
+{
+	char path[64], line[4096];
+	FILE *maps;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = fopen(path, "re");
+	if (!maps) {
+		/* it exited meanwhile: nothing to do */
+		goto end;
+	}
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long start, end, off, inode;
+		unsigned int major, minor;
+		char perms[8], file[64];
+		int name_at = 0;
+		uint64_t fdev;
+
+		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &start, &end,
+			   perms, &off, &major, &minor, &inode,
+			   &name_at) < 7) {
+			continue;
+		}
+		if (perms[2] != 'x' || !inode || line[name_at] != '/') {
+			continue;
+		}
+		/* the kernel's MKDEV(), as BPF reads i_sb->s_dev */
+		fdev = ((uint64_t)major << 20) | minor;
+		if (ebpf_file_known(st, fdev, inode)) {
+			continue;
+		}
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(file, sizeof(file), "/proc/%d/map_files/%lx-%lx",
+			 (int)pid, start, end);
+		err = attach_file(st, file, line + name_at);
+		if (err) {
+			break;
+		}
+		err = file_add(st, fdev, inode);
+		if (err) {
+			break;
+		}
+	}
+	fclose(maps);
+end:
+	if (!err && (dev || ino) && !ebpf_file_known(st, dev, ino)) {
+		err = file_add(st, dev, ino);
+	}
+	return err;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/ebpf/ebpf.h - internals of the eBPF source plugin.
+ */
+#ifndef MT_PLUGIN_EBPF_H
+#define MT_PLUGIN_EBPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <memtrack/plugin.h>
+
+struct memtrack_bpf;
+struct ring_buffer;
+struct bpf_link;
+
+#define EBPF_NAME "ebpf"
+
+/* Why a process is stopped: it stays stopped until no reason is left. */
+#define HOLD_ATTACH (1u << 0)
+#define HOLD_THROTTLE (1u << 1)
+
+struct ebpf_hold {
+	pid_t pid;
+	unsigned int reasons;
+};
+
+struct ebpf_file {
+	uint64_t dev; /* kernel dev_t, as in /proc/PID/maps */
+	uint64_t ino;
+};
+
+struct ebpf_state {
+	const struct mt_host *host;
+	struct memtrack_bpf *skel;
+	struct ring_buffer *rb;
+	size_t ring_size;
+	/* read-only view of the event ring's positions (libbpf 1.1 has no
+	 * ring__avail_data_size()) */
+	volatile uint64_t *cons_pos;
+	volatile uint64_t *prod_pos;
+	long page_size;
+
+	/* executable files handled (attached, or nothing to attach) */
+	struct ebpf_file *files;
+	size_t nfiles, files_cap;
+	struct bpf_link **links;
+	size_t nlinks, links_cap;
+	struct ebpf_hold *holds;
+	size_t nholds, holds_cap;
+
+	/* the read in progress */
+	struct mt_emitter *em;
+	size_t rd_max;
+	size_t rd_count;
+	int rd_err;
+
+	int started;
+	uint64_t drops_reported;
+	uint64_t ctl_drops_reported;
+	uint64_t attach_count;
+};
+
+/* attach.c: handle the executable files a process maps: attach the uprobes
+ * of the allocator entry points found in their symbol tables. */
+int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
+			uint64_t ino);
+int ebpf_file_known(struct ebpf_state *st, uint64_t dev, uint64_t ino);
+void ebpf_symbols_init(void);
+
+#define ebpf_log(st, level, ...) \
+	(st)->host->log((st)->host, (level), EBPF_NAME, __VA_ARGS__)
+
+#endif /* MT_PLUGIN_EBPF_H */
