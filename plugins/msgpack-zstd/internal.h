@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - what encoder.c and decoder.c of the msgpack-zstd plugin
+ * share. Not installed, not exported from the .so.
+ */
+#ifndef MT_MSGPACK_ZSTD_INTERNAL_H
+#define MT_MSGPACK_ZSTD_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zstd.h>
+#include <memtrack/plugin.h>
+
+#define MZ_NAME "msgpack-zstd"
+
+/*
+ * One state per worker thread (see mt_encoder_ops): nothing in it is shared,
+ * so encode() needs no lock. decode() only borrows host and allocates the
+ * rest per call.
+ */
+struct mz_state {
+	const struct mt_host *host;
+	int level;
+	ZSTD_CCtx *cctx;
+	uint8_t *scratch;   /* msgpack of the chunk being compressed */
+	size_t scratch_cap; /* bytes, including the writer's slack */
+	uint8_t *out;       /* compressed frame before its exact copy */
+	size_t out_cap;
+};
+
+/* host->log when the host provides one; plugin name added here. */
+#define mz_log(st, lvl, ...)                                             \
+	do {                                                             \
+		const struct mt_host *h_ = (st) ? (st)->host : NULL;     \
+		if (h_ && h_->log) {                                     \
+			h_->log(h_, (lvl), MZ_NAME, __VA_ARGS__);        \
+		}                                                        \
+	} while (0)
+
+/* decoder.c: mt_encoder_ops.decode */
+int mz_decode(void *state, int fd, const char *name, mt_event_cb on_events,
+	      mt_meta_cb on_meta, void *ctx);
+
+#endif /* MT_MSGPACK_ZSTD_INTERNAL_H */
