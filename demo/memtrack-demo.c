@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static void *volatile leak;
+
 static void *worker(void *arg)
 {
 	void *blocks[100];
@@ -21,6 +23,8 @@ static void *worker(void *arg)
 	for (i = 0; i < 100; i++) {
 		blocks[i] = calloc(10, 100);
 	}
+	/* Keep the blocks observable, see work(). */
+	__asm__ volatile("" : : "r"(blocks) : "memory");
 	for (i = 0; i < 100; i++) {
 		free(blocks[i]);
 	}
@@ -29,16 +33,20 @@ static void *worker(void *arg)
 
 static void work(void)
 {
+	static void *volatile blocks[1000];
 	pthread_t t;
 	char *grow = NULL;
 	void *map;
 	int i;
 
+	/* Through a volatile array: a malloc/free pair the compiler can see
+	 * through would be optimised away, and there would be nothing to
+	 * record. */
 	for (i = 0; i < 1000; i++) {
-		void *p = malloc(64);
-
-		memset(p, i, 64);
-		free(p);
+		blocks[i] = malloc(64);
+	}
+	for (i = 0; i < 1000; i++) {
+		free(blocks[i]);
 	}
 	for (i = 1; i <= 8; i++) {
 		grow = realloc(grow, (size_t)i * 1024);
@@ -52,7 +60,7 @@ static void work(void)
 	pthread_create(&t, NULL, worker, NULL);
 	pthread_join(t, NULL);
 	/* Deliberately leaked, so the summary has something to show. */
-	memset(malloc(4096), 0, 4096);
+	leak = malloc(4096);
 }
 
 int main(void)
