@@ -10,6 +10,10 @@ core_libmtcore_la_SOURCES = \
 	core/control.c core/control.h \
 	core/dump.c core/dump.h \
 	core/report.c core/report.h \
+	core/report-analyze.h core/report-map.h core/report-model.h \
+	core/report-run.c core/report-text.c core/report-json.c \
+	core/report-flame.c core/report-svg.c core/report-html.c \
+	core/report-diff.c \
 	core/run.c core/run.h
 core_libmtcore_la_LIBADD = $(PTHREAD_LIBS)
 

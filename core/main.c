@@ -29,7 +29,11 @@ static void usage(FILE *out)
 		"Usage: memtrack [OPTIONS] -- CMD [ARGS...]   record CMD and every process it starts\n"
 		"       memtrack [OPTIONS] --source replay:FILE re-encode a recording\n"
 		"       memtrack dump FILE                   print events as JSON lines\n"
-		"       memtrack report FILE                 summarise a recording\n"
+		"       memtrack report FILE [--format text|json|collapsed|svg|html]\n"
+		"                       [--pid PID] [--weight bytes|count]\n"
+		"                                            summarise a recording\n"
+		"       memtrack report --diff A B [--format text|json]\n"
+		"                                            compare two recordings per site\n"
 		"       memtrack plugins                     list plugins\n"
 		"\n"
 		"Options:\n"
@@ -48,7 +52,10 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: the command's (128+N when signal N killed it), 1 when memtrack\n"
 		"failed, 2 for a usage error. Plugins are searched in $MEMTRACK_PLUGIN_PATH,\n"
-		"then %s.\n",
+		"then %s.\n"
+		"report: a damaged file (cut short, corrupt) gives the report of the events\n"
+		"before the damage, a warning on stderr and exit 0; exit 1 when no event\n"
+		"could be read.\n",
 		MT_PLUGINDIR);
 }
 
@@ -123,10 +130,73 @@ static int cmd_dump(int argc, char **argv)
 
 static int cmd_report(int argc, char **argv)
 {
-	if (argc != 2) {
-		return usage_error("report takes one FILE ('-' for stdin)");
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "diff", no_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct mt_report_opts o = { .format = MT_REPORT_TEXT };
+	int c, diff = 0, nfiles;
+	char *end;
+	long pid;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (mt_report_parse_format(optarg, &o.format) < 0) {
+				return usage_error("report --format '%s': want text, json, collapsed, svg or html",
+						   optarg);
+			}
+			break;
+		case 'w':
+			if (mt_report_parse_weight(optarg, &o.weight) < 0) {
+				return usage_error("report --weight '%s': want bytes or count",
+						   optarg);
+			}
+			break;
+		case 'p':
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || pid < 0 ||
+			    pid > INT32_MAX) {
+				return usage_error("report --pid '%s': want a process id",
+						   optarg);
+			}
+			o.has_pid = true;
+			o.pid = (int32_t)pid;
+			break;
+		case 'd':
+			diff = 1;
+			break;
+		case ':':
+			return usage_error("report: option '%s' needs a value",
+					   argv[optind - 1]);
+		default:
+			return usage_error("report: unknown option '%s'",
+					   argv[optind - 1]);
+		}
 	}
-	return mt_report(argv[1]) < 0 ? 1 : 0;
+	nfiles = argc - optind;
+	if (diff) {
+		if (nfiles != 2) {
+			return usage_error("report --diff takes two files, A and B");
+		}
+		if (o.format != MT_REPORT_TEXT && o.format != MT_REPORT_JSON) {
+			return usage_error("report --diff prints text or json");
+		}
+		o.path = argv[optind];
+		o.diff_b = argv[optind + 1];
+	} else {
+		if (nfiles != 1) {
+			return usage_error("report takes one FILE ('-' for stdin)");
+		}
+		o.path = argv[optind];
+	}
+	return mt_report_run(&o) < 0 ? 1 : 0;
 }
 
 enum {

@@ -1,366 +1,725 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * memtrack report FILE: what a recording says, per process and in total.
+ * memtrack report: the analysis. Reads events in file order and keeps, per
+ * process and in total, what the output formats print (report-model.h).
  *
  * Heap accounting follows the blocks: an allocation adds its size to the
  * live heap of its process, a free subtracts the size recorded for that
  * address. A free of an address never seen allocated (allocated before
- * recording began) counts as unmatched and changes nothing.
+ * recording began) counts as unmatched and changes nothing. A realloc is the
+ * free of old_addr followed by an allocation. An allocation at address 0
+ * (a failed call, realloc(p, 0)) is not an allocation.
+ *
+ * Temporary allocation (heaptrack's definition): a block freed before its
+ * thread made any other allocation, i.e. the free of X comes while X is
+ * still the last allocation of the freeing thread.
+ *
+ * Per event: two or three hash lookups (process and thread cached, the live
+ * block, its site), no allocation except when a table grows.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "host.h"
-#include "log.h"
-#include "report.h"
+#include "report-analyze.h"
+#include "report-map.h"
+#include "report-model.h"
 
-#define MAX_PROCS 4096
+#define MAX_PROCS 65536
 
-struct live_slot {
-	uint64_t key; /* 0: empty */
-	uint64_t size;
-	int32_t pid;
+struct thread {
+	uint64_t last_alloc; /* address of its latest allocation, 0: none */
 };
 
-/* Live blocks: open addressing, linear probing, backward-shift delete. */
-struct live_map {
-	struct live_slot *slots;
-	size_t mask;
-	size_t used;
+struct mt_rep_state {
+	struct mt_rep rep;
+	const struct mt_report_opts *opts;
+	struct mt_live_map live;
+	struct mt_idx_map proc_idx, thread_idx, site_idx;
+	size_t procs_cap, sites_cap, threads_cap, nthreads;
+	struct thread *threads;
+	/* the last process and thread seen: consecutive events mostly share
+	 * them */
+	int64_t cur_proc;
+	int32_t cur_pid;
+	uint64_t cur_tkey;
+	struct thread *cur_thread;
+	int err;
 };
 
-struct proc_stats {
-	int32_t pid;
-	uint64_t by_kind[MT_EV_KIND_COUNT];
-	uint64_t allocs, frees, unmatched_frees;
-	uint64_t bytes_allocated, bytes_freed;
-	uint64_t live, peak, peak_ts;
-	uint64_t live_blocks;
-	uint64_t mapped, peak_mapped;
-	uint64_t first_ts, last_ts;
-};
-
-struct report {
-	struct live_map map;
-	struct proc_stats procs[MAX_PROCS];
-	size_t nprocs;
-	bool too_many;
-};
-
-static uint64_t hash(int32_t pid, uint64_t addr)
+static void *grow(void *arr, size_t *cap, size_t elem)
 {
-	uint64_t h = addr ^ ((uint64_t)(uint32_t)pid << 47);
+	size_t ncap = *cap ? *cap * 2 : 64;
+	void *p = realloc(arr, ncap * elem);
 
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
+	if (p) {
+		memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
+		*cap = ncap;
+	}
+	return p;
 }
 
-static int map_grow(struct live_map *m)
+unsigned int mt_rep_class(uint64_t size)
 {
-	size_t cap = m->slots ? (m->mask + 1) * 2 : 1024, i;
-	struct live_slot *old = m->slots;
-	size_t old_cap = old ? m->mask + 1 : 0;
-
-	m->slots = calloc(cap, sizeof(*m->slots));
-	if (!m->slots) {
-		m->slots = old;
-		return -ENOMEM;
-	}
-	m->mask = cap - 1;
-	m->used = 0;
-	for (i = 0; i < old_cap; i++) {
-		if (old[i].key) {
-			size_t j = hash(old[i].pid, old[i].key) & m->mask;
-
-			while (m->slots[j].key) {
-				j = (j + 1) & m->mask;
-			}
-			m->slots[j] = old[i];
-			m->used++;
-		}
-	}
-	free(old);
-	return 0;
+	return size ? 64 - (unsigned int)__builtin_clzll(size) : 0;
 }
 
-/* Address 0 is never a live block, so it marks empty slots. */
-static int map_put(struct live_map *m, int32_t pid, uint64_t addr,
-		   uint64_t size, uint64_t *replaced)
+void mt_rep_class_bounds(unsigned int cls, uint64_t *lo, uint64_t *hi)
 {
-	size_t j;
-
-	if (!m->slots || m->used * 4 >= (m->mask + 1) * 3) {
-		if (map_grow(m) < 0) {
-			return -ENOMEM;
-		}
+	if (cls == 0) {
+		*lo = *hi = 0;
+		return;
 	}
-	j = hash(pid, addr) & m->mask;
-	while (m->slots[j].key) {
-		if (m->slots[j].key == addr && m->slots[j].pid == pid) {
-			*replaced = m->slots[j].size;
-			m->slots[j].size = size;
-			return 1;
-		}
-		j = (j + 1) & m->mask;
-	}
-	m->slots[j] = (struct live_slot){ addr, size, pid };
-	m->used++;
-	return 0;
+	*lo = 1ULL << (cls - 1);
+	*hi = cls == 64 ? UINT64_MAX : (1ULL << cls) - 1;
 }
 
-static bool map_take(struct live_map *m, int32_t pid, uint64_t addr,
-		     uint64_t *size)
+void mt_rep_class_label(unsigned int cls, char *buf, size_t len)
 {
-	size_t j, k;
+	uint64_t lo, hi;
 
-	if (!m->slots) {
-		return false;
+	mt_rep_class_bounds(cls, &lo, &hi);
+	if (lo == hi) {
+		snprintf(buf, len, "%" PRIu64 " B", lo);
+	} else {
+		snprintf(buf, len, "%" PRIu64 "-%" PRIu64 " B", lo, hi);
 	}
-	j = hash(pid, addr) & m->mask;
-	while (m->slots[j].key &&
-	       !(m->slots[j].key == addr && m->slots[j].pid == pid)) {
-		j = (j + 1) & m->mask;
-	}
-	if (!m->slots[j].key) {
-		return false;
-	}
-	*size = m->slots[j].size;
-	/* Backward shift: pull later members of the run into the hole. */
-	for (k = (j + 1) & m->mask; m->slots[k].key; k = (k + 1) & m->mask) {
-		size_t home = hash(m->slots[k].pid, m->slots[k].key) & m->mask;
-
-		if (((k - home) & m->mask) >= ((k - j) & m->mask)) {
-			m->slots[j] = m->slots[k];
-			j = k;
-		}
-	}
-	m->slots[j].key = 0;
-	m->used--;
-	return true;
 }
 
-static struct proc_stats *proc(struct report *r, int32_t pid)
+size_t mt_rep_site_frames(const struct mt_rep *r, const struct mt_rep_site *s,
+			  char names[][MT_REP_FRAME_LEN], size_t max)
+{
+	char label[48];
+
+	(void)r;
+	if (max < 2) {
+		return 0;
+	}
+	snprintf(names[0], MT_REP_FRAME_LEN, "pid %d", (int)s->pid);
+	/* Without stacks the id is a size class; with stacks this is where
+	 * the stack table turns the id into frames. */
+	mt_rep_class_label(s->id, label, sizeof(label));
+	snprintf(names[1], MT_REP_FRAME_LEN, "size %s", label);
+	return 2;
+}
+
+void mt_rep_site_stack(const struct mt_rep *r, const struct mt_rep_site *s,
+		       char *buf, size_t len)
+{
+	char names[MT_REP_MAX_FRAMES][MT_REP_FRAME_LEN];
+	size_t n = mt_rep_site_frames(r, s, names, MT_REP_MAX_FRAMES), i;
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && at < len; i++) {
+		int k = snprintf(buf + at, len - at, "%s%s", i ? ";" : "",
+				 names[i]);
+
+		if (k < 0) {
+			break;
+		}
+		at += (size_t)k;
+	}
+}
+
+const char *mt_rep_rank_name(enum mt_rep_rank rank)
+{
+	static const char *const names[MT_REP_RANKS] = {
+		"bytes", "count", "peak", "leaks",
+	};
+
+	return names[rank];
+}
+
+uint64_t mt_rep_site_value(const struct mt_rep_site *s, enum mt_rep_rank rank)
+{
+	switch (rank) {
+	case MT_REP_BY_BYTES:
+		return s->bytes;
+	case MT_REP_BY_COUNT:
+		return s->count;
+	case MT_REP_BY_PEAK:
+		return s->at_peak;
+	case MT_REP_BY_LEAK:
+		return s->live;
+	default:
+		return 0;
+	}
+}
+
+size_t mt_rep_top_sites(const struct mt_rep *r, enum mt_rep_rank rank,
+			size_t *idx, size_t max)
+{
+	size_t n = 0, i, j;
+
+	/* insertion into a short sorted list: max is MT_REP_TOP-ish */
+	for (i = 0; i < r->nsites; i++) {
+		uint64_t v = mt_rep_site_value(&r->sites[i], rank);
+
+		if (!v) {
+			continue;
+		}
+		if (n == max &&
+		    v <= mt_rep_site_value(&r->sites[idx[n - 1]], rank)) {
+			continue;
+		}
+		j = n < max ? n++ : n - 1;
+		while (j > 0 &&
+		       mt_rep_site_value(&r->sites[idx[j - 1]], rank) < v) {
+			idx[j] = idx[j - 1];
+			j--;
+		}
+		idx[j] = i;
+	}
+	return n;
+}
+
+void mt_rep_total(const struct mt_rep *r, struct mt_rep_proc *t)
+{
+	size_t i;
+	unsigned int k;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < r->nprocs; i++) {
+		const struct mt_rep_proc *p = &r->procs[i];
+
+		for (k = 0; k < MT_EV_KIND_COUNT; k++) {
+			t->by_kind[k] += p->by_kind[k];
+		}
+		t->events += p->events;
+		t->allocs += p->allocs;
+		t->frees += p->frees;
+		t->unmatched_frees += p->unmatched_frees;
+		t->temporary += p->temporary;
+		t->bytes_allocated += p->bytes_allocated;
+		t->bytes_freed += p->bytes_freed;
+		t->live += p->live;
+		t->live_blocks += p->live_blocks;
+		t->bytes_mmapped += p->bytes_mmapped;
+		t->bytes_munmapped += p->bytes_munmapped;
+		if (p->has_brk) {
+			t->has_brk = true;
+			t->brk_max += p->brk_max - p->brk_first;
+			t->brk_last += p->brk_last > p->brk_first ?
+					       p->brk_last - p->brk_first : 0;
+		}
+		if (i == 0 || p->last_ts > t->last_ts) {
+			t->last_ts = p->last_ts;
+		}
+	}
+	/* processes peak at different moments: the total's peak is the
+	 * highest sum at one moment, not the sum of the peaks */
+	t->peak = r->peak;
+	t->peak_ts = r->peak_ts;
+	t->mapped = r->mapped;
+	t->peak_mapped = r->peak_mapped;
+	t->peak_mapped_ts = r->peak_mapped_ts;
+}
+
+void mt_rep_human(uint64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",
+					     "PiB" };
+	double d = (double)v;
+	int u = 0;
+
+	while (d >= 1024 && u < 5) {
+		d /= 1024;
+		u++;
+	}
+	if (u == 0) {
+		snprintf(buf, len, "%" PRIu64 " B", v);
+	} else {
+		snprintf(buf, len, "%.1f %s", d, units[u]);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Timeline                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Halve the resolution: pairs of buckets become one, keeping maxima. */
+static void series_halve(struct mt_rep_series *s)
 {
 	size_t i;
 
-	for (i = r->nprocs; i > 0; i--) {
-		if (r->procs[i - 1].pid == pid) {
-			return &r->procs[i - 1];
+	for (i = 0; i < s->n; i += 2) {
+		struct mt_rep_sample a = s->s[i];
+
+		if (i + 1 < s->n) {
+			if (s->s[i + 1].heap > a.heap) {
+				a.heap = s->s[i + 1].heap;
+			}
+			if (s->s[i + 1].mapped > a.mapped) {
+				a.mapped = s->s[i + 1].mapped;
+			}
 		}
+		s->s[i / 2] = a;
 	}
-	if (r->nprocs == MAX_PROCS) {
-		r->too_many = true;
-		return NULL;
-	}
-	memset(&r->procs[r->nprocs], 0, sizeof(r->procs[0]));
-	r->procs[r->nprocs].pid = pid;
-	return &r->procs[r->nprocs++];
+	s->n = (s->n + 1) / 2;
+	s->step *= 2;
 }
 
-static void on_free(struct report *r, struct proc_stats *p, uint64_t addr)
+/* Record the process's levels after an event at ts (relative). */
+static void series_note(struct mt_rep_proc *p, uint64_t ts)
 {
-	uint64_t size;
+	struct mt_rep_series *s = &p->series;
+	struct mt_rep_sample *b;
+	uint64_t i;
+
+	if (!s->s) {
+		return; /* no memory for it: the chart leaves it out */
+	}
+	i = ts / s->step;
+	while (i >= MT_REP_SERIES) {
+		series_halve(s);
+		i = ts / s->step;
+	}
+	if (s->n && i < s->n - 1) {
+		i = s->n - 1; /* out of order: time never goes back here */
+	}
+	/* buckets with no event hold the level the last event left */
+	while (s->n <= i) {
+		s->s[s->n++] = s->level;
+	}
+	b = &s->s[i];
+	if (p->live > b->heap) {
+		b->heap = p->live;
+	}
+	if (p->mapped > b->mapped) {
+		b->mapped = p->mapped;
+	}
+	s->level = (struct mt_rep_sample){ p->live, p->mapped };
+}
+
+uint64_t mt_rep_align_series(struct mt_rep *r)
+{
+	uint64_t step = 0;
+	size_t i;
+
+	for (i = 0; i < r->nprocs; i++) {
+		if (r->procs[i].series.s && r->procs[i].series.n &&
+		    r->procs[i].series.step > step) {
+			step = r->procs[i].series.step;
+		}
+	}
+	for (i = 0; i < r->nprocs; i++) {
+		struct mt_rep_series *s = &r->procs[i].series;
+
+		while (s->s && s->n && s->step < step) {
+			series_halve(s);
+		}
+	}
+	return step;
+}
+
+/* ------------------------------------------------------------------ */
+/* Per event                                                           */
+/* ------------------------------------------------------------------ */
+
+static struct mt_rep_proc *get_proc(struct mt_rep_state *st, int32_t pid)
+{
+	struct mt_rep *r = &st->rep;
+	struct mt_rep_proc *p;
+	int64_t i;
+
+	if (st->cur_proc >= 0 && st->cur_pid == pid) {
+		return &r->procs[st->cur_proc];
+	}
+	i = mt_idx_get(&st->proc_idx, (uint32_t)pid);
+	if (i < 0) {
+		if (r->nprocs == MAX_PROCS) {
+			r->too_many = true;
+			return NULL;
+		}
+		if (r->nprocs == st->procs_cap) {
+			p = grow(r->procs, &st->procs_cap, sizeof(*p));
+			if (!p) {
+				st->err = -ENOMEM;
+				return NULL;
+			}
+			r->procs = p;
+		}
+		if (mt_idx_put(&st->proc_idx, (uint32_t)pid,
+			       (uint32_t)r->nprocs) < 0) {
+			st->err = -ENOMEM;
+			return NULL;
+		}
+		p = &r->procs[r->nprocs];
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+		p->series.step = 1024;
+		/* one buffer per process, not per event; without it the
+		 * process is only missing from the chart */
+		p->series.s = malloc(MT_REP_SERIES * sizeof(*p->series.s));
+		i = (int64_t)r->nprocs++;
+	}
+	st->cur_proc = i;
+	st->cur_pid = pid;
+	return &r->procs[i];
+}
+
+static struct thread *get_thread(struct mt_rep_state *st, int32_t pid,
+				 int32_t tid)
+{
+	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
+	struct thread *t;
+	int64_t i;
+
+	if (st->cur_thread && st->cur_tkey == key) {
+		return st->cur_thread;
+	}
+	i = mt_idx_get(&st->thread_idx, key);
+	if (i < 0) {
+		if (st->nthreads == st->threads_cap) {
+			t = grow(st->threads, &st->threads_cap, sizeof(*t));
+			if (!t) {
+				st->err = -ENOMEM;
+				return NULL;
+			}
+			st->threads = t;
+		}
+		if (mt_idx_put(&st->thread_idx, key,
+			       (uint32_t)st->nthreads) < 0) {
+			st->err = -ENOMEM;
+			return NULL;
+		}
+		i = (int64_t)st->nthreads++;
+	}
+	st->cur_tkey = key;
+	st->cur_thread = &st->threads[i];
+	return st->cur_thread;
+}
+
+static int64_t get_site(struct mt_rep_state *st, int32_t pid, uint32_t id)
+{
+	uint64_t key = (uint64_t)(uint32_t)pid << 32 | id;
+	struct mt_rep *r = &st->rep;
+	int64_t i = mt_idx_get(&st->site_idx, key);
+	struct mt_rep_site *s;
+
+	if (i >= 0) {
+		return i;
+	}
+	if (r->nsites == st->sites_cap) {
+		s = grow(r->sites, &st->sites_cap, sizeof(*s));
+		if (!s) {
+			return -ENOMEM;
+		}
+		r->sites = s;
+	}
+	if (mt_idx_put(&st->site_idx, key, (uint32_t)r->nsites) < 0) {
+		return -ENOMEM;
+	}
+	s = &r->sites[r->nsites];
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->id = id;
+	s->gen = r->peak_gen;
+	return (int64_t)r->nsites++;
+}
+
+/*
+ * Bytes live at the peak, per site, in O(1) per change: each new peak gets
+ * a number (peak_gen). A site about to change that has not changed since
+ * the latest peak still holds what it held at that peak: remember it.
+ * At the end, a site unchanged since the latest peak holds it now.
+ */
+static inline void note_site_change(struct mt_rep *r, struct mt_rep_site *s)
+{
+	if (s->gen != r->peak_gen) {
+		s->snap = s->live;
+		s->gen = r->peak_gen;
+	}
+}
+
+static void on_free(struct mt_rep_state *st, struct mt_rep_proc *p,
+		    const struct mt_event *ev, uint64_t addr)
+{
+	struct mt_rep *r = &st->rep;
+	struct mt_live_slot *slot;
+	struct mt_rep_site *s;
+	struct thread *t;
 
 	if (addr == 0) {
 		return;
 	}
-	if (!map_take(&r->map, p->pid, addr, &size)) {
+	if (!st->live.slots) {
 		p->unmatched_frees++;
 		return;
 	}
+	slot = mt_live_find(&st->live, p->pid, addr);
+	if (!slot->addr) {
+		p->unmatched_frees++;
+		return;
+	}
+	s = &r->sites[slot->site];
+	note_site_change(r, s);
+	s->live -= slot->size;
+	s->live_blocks--;
 	p->frees++;
-	p->bytes_freed += size;
-	p->live -= size;
+	p->bytes_freed += slot->size;
+	p->live -= slot->size;
 	p->live_blocks--;
+	r->live -= slot->size;
+	t = get_thread(st, ev->pid, ev->tid);
+	if (t && t->last_alloc == addr) {
+		p->temporary++;
+		s->temporary++;
+		t->last_alloc = 0;
+	}
+	mt_live_remove(&st->live, slot);
 }
 
-static int on_alloc(struct report *r, struct proc_stats *p,
-		    const struct mt_event *ev)
+static void note_big(struct mt_rep *r, const struct mt_event *ev,
+		     uint64_t ts)
 {
-	uint64_t old = 0;
-	int err;
+	size_t j;
 
-	p->allocs++;
-	p->bytes_allocated += ev->size;
+	if (r->nbig == MT_REP_TOP && ev->size <= r->big[MT_REP_TOP - 1].size) {
+		return;
+	}
+	j = r->nbig < MT_REP_TOP ? r->nbig++ : MT_REP_TOP - 1;
+	/* ties keep the earlier allocation first */
+	while (j > 0 && r->big[j - 1].size < ev->size) {
+		r->big[j] = r->big[j - 1];
+		j--;
+	}
+	r->big[j] = (struct mt_rep_big){ ev->size, ts, ev->pid, ev->tid,
+					 ev->kind };
+}
+
+static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
+		    const struct mt_event *ev, uint64_t ts)
+{
+	struct mt_rep *r = &st->rep;
+	unsigned int cls = mt_rep_class(ev->size);
+	struct mt_live_slot *slot;
+	struct mt_rep_site *s;
+	struct thread *t;
+	int64_t si;
+
 	if (ev->addr == 0) {
 		return 0;
 	}
-	err = map_put(&r->map, p->pid, ev->addr, ev->size, &old);
-	if (err < 0) {
-		return err;
+	p->allocs++;
+	p->bytes_allocated += ev->size;
+	r->hist_count[cls]++;
+	r->hist_bytes[cls] += ev->size;
+	if (r->nbig < MT_REP_TOP || ev->size > r->big[MT_REP_TOP - 1].size) {
+		note_big(r, ev, ts);
 	}
-	/* The same address again without a free: the old block is gone. */
-	p->live += ev->size - (err == 1 ? old : 0);
-	p->live_blocks += err == 1 ? 0 : 1;
+	si = get_site(st, p->pid, cls);
+	if (si < 0) {
+		return (int)si;
+	}
+	s = &r->sites[si];
+	s->count++;
+	s->bytes += ev->size;
+	if (mt_live_reserve(&st->live) < 0) {
+		return -ENOMEM;
+	}
+	slot = mt_live_find(&st->live, p->pid, ev->addr);
+	if (slot->addr) {
+		/* the same address again without a free: the old block is
+		 * gone (its free was not recorded) */
+		struct mt_rep_site *o = &r->sites[slot->site];
+
+		note_site_change(r, o);
+		o->live -= slot->size;
+		o->live_blocks--;
+		p->live -= slot->size;
+		p->live_blocks--;
+		r->live -= slot->size;
+	} else {
+		st->live.used++;
+	}
+	*slot = (struct mt_live_slot){ ev->addr, ev->size, p->pid,
+				       (uint32_t)si };
+	note_site_change(r, s);
+	s->live += ev->size;
+	s->live_blocks++;
+	p->live += ev->size;
+	p->live_blocks++;
+	r->live += ev->size;
 	if (p->live > p->peak) {
 		p->peak = p->live;
-		p->peak_ts = ev->timestamp;
+		p->peak_ts = ts;
+	}
+	if (r->live > r->peak) {
+		r->peak = r->live;
+		r->peak_ts = ts;
+		r->peak_gen++;
+	}
+	t = get_thread(st, ev->pid, ev->tid);
+	if (t) {
+		t->last_alloc = ev->addr;
 	}
 	return 0;
 }
 
-static int on_events(void *ctx, const struct mt_event *ev, size_t n)
+static void on_map(struct mt_rep *r, struct mt_rep_proc *p,
+		   const struct mt_event *ev, uint64_t ts)
 {
-	struct report *r = ctx;
+	uint64_t n;
+
+	if (ev->kind == MT_EV_MMAP) {
+		p->mapped += ev->size;
+		p->bytes_mmapped += ev->size;
+		r->mapped += ev->size;
+		if (p->mapped > p->peak_mapped) {
+			p->peak_mapped = p->mapped;
+			p->peak_mapped_ts = ts;
+		}
+		if (r->mapped > r->peak_mapped) {
+			r->peak_mapped = r->mapped;
+			r->peak_mapped_ts = ts;
+		}
+		return;
+	}
+	/* an unmap of what was mapped before recording began takes the
+	 * level no lower than zero */
+	n = ev->size < p->mapped ? ev->size : p->mapped;
+	p->mapped -= n;
+	r->mapped -= n;
+	p->bytes_munmapped += ev->size;
+}
+
+static void on_brk(struct mt_rep_proc *p, uint64_t brk)
+{
+	if (!p->has_brk) {
+		p->has_brk = true;
+		p->brk_first = p->brk_max = brk;
+	}
+	p->brk_last = brk;
+	if (brk > p->brk_max) {
+		p->brk_max = brk;
+	}
+}
+
+int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n)
+{
+	struct mt_rep_state *st = ctx;
+	struct mt_rep *r = &st->rep;
+	const struct mt_report_opts *o = st->opts;
 	size_t i;
 	int err;
 
 	for (i = 0; i < n; i++, ev++) {
-		struct proc_stats *p = proc(r, ev->pid);
+		struct mt_rep_proc *p;
+		uint64_t ts;
 
-		if (!p || ev->kind >= MT_EV_KIND_COUNT) {
+		if (ev->kind >= MT_EV_KIND_COUNT ||
+		    (o->has_pid && ev->pid != o->pid)) {
 			continue;
 		}
-		if (!p->first_ts) {
-			p->first_ts = ev->timestamp;
+		p = get_proc(st, ev->pid);
+		if (!p) {
+			if (st->err) {
+				return st->err;
+			}
+			continue;
 		}
-		p->last_ts = ev->timestamp;
+		if (!r->have_t0) {
+			r->have_t0 = true;
+			r->t0 = ev->timestamp;
+		}
+		/* times are relative to the first event; an event stamped
+		 * before it (per-CPU buffers) counts as time 0 */
+		ts = ev->timestamp > r->t0 ? ev->timestamp - r->t0 : 0;
+		if (!p->events++) {
+			p->first_ts = ts;
+		}
+		p->last_ts = ts;
 		p->by_kind[ev->kind]++;
+		r->events++;
 		switch (ev->kind) {
 		case MT_EV_FREE:
-			on_free(r, p, ev->addr);
+			on_free(st, p, ev, ev->addr);
 			break;
 		case MT_EV_REALLOC:
 			if (ev->flags & MT_EVF_OLD_ADDR) {
-				on_free(r, p, ev->old_addr);
+				on_free(st, p, ev, ev->old_addr);
 			}
 			/* fall through */
 		case MT_EV_MALLOC:
 		case MT_EV_CALLOC:
 		case MT_EV_ALIGNED_ALLOC:
-			err = on_alloc(r, p, ev);
+			err = on_alloc(st, p, ev, ts);
 			if (err < 0) {
 				return err;
 			}
 			break;
 		case MT_EV_MMAP:
-			p->mapped += ev->size;
-			if (p->mapped > p->peak_mapped) {
-				p->peak_mapped = p->mapped;
-			}
-			break;
 		case MT_EV_MUNMAP:
-			p->mapped -= ev->size < p->mapped ? ev->size : p->mapped;
+			on_map(r, p, ev, ts);
+			break;
+		case MT_EV_BRK:
+			on_brk(p, ev->addr);
 			break;
 		default:
 			break;
 		}
+		if (st->err) {
+			return st->err;
+		}
+		series_note(p, ts);
 	}
 	return 0;
 }
 
-static void print_bytes(const char *label, uint64_t v)
+struct mt_rep_state *mt_rep_begin(const struct mt_report_opts *o,
+				  const char *path)
 {
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double d = (double)v;
-	int u = 0;
+	struct mt_rep_state *st = calloc(1, sizeof(*st));
 
-	while (d >= 1024 && u < 4) {
-		d /= 1024;
-		u++;
+	if (!st) {
+		return NULL;
 	}
-	if (u == 0) {
-		printf("  %-22s %" PRIu64 " B\n", label, v);
-	} else {
-		printf("  %-22s %" PRIu64 " B (%.1f %s)\n", label, v, d,
-		       units[u]);
-	}
+	st->opts = o;
+	st->rep.path = path;
+	st->cur_proc = -1;
+	return st;
 }
 
-static void print_proc(const struct proc_stats *p, const char *title)
+struct mt_rep *mt_rep_finish(struct mt_rep_state *st)
 {
-	unsigned int k;
-
-	printf("%s\n", title);
-	printf("  %-22s", "events");
-	for (k = 0; k < MT_EV_KIND_COUNT; k++) {
-		if (p->by_kind[k]) {
-			printf(" %s=%" PRIu64, mt_event_kind_name(k),
-			       p->by_kind[k]);
-		}
-	}
-	printf("\n");
-	printf("  %-22s %" PRIu64 "\n", "allocations", p->allocs);
-	printf("  %-22s %" PRIu64 "\n", "frees", p->frees);
-	if (p->unmatched_frees) {
-		printf("  %-22s %" PRIu64 "\n", "unmatched frees",
-		       p->unmatched_frees);
-	}
-	print_bytes("bytes allocated", p->bytes_allocated);
-	print_bytes("bytes freed", p->bytes_freed);
-	print_bytes("peak live heap", p->peak);
-	printf("  %-22s %" PRIu64 " blocks, %" PRIu64 " B\n", "live at end",
-	       p->live_blocks, p->live);
-	if (p->peak_mapped) {
-		print_bytes("peak mmap'd", p->peak_mapped);
-	}
-}
-
-int mt_report(const char *path)
-{
-	struct report *r = calloc(1, sizeof(*r));
-	struct proc_stats total = { 0 };
-	char title[64];
+	struct mt_rep *r = &st->rep;
 	size_t i;
-	unsigned int k;
-	int fd, err;
 
-	if (!r) {
-		return -ENOMEM;
-	}
-	fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO) :
-				      open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		mt_err("%s: %s", path, strerror(errno));
-		goto end;
-	}
-	err = mt_host_decode(NULL, fd, path, on_events, NULL, r);
-	close(fd);
-	if (err < 0) {
-		mt_warn("%s: report covers the events before the damage",
-			path);
-	}
-	if (r->too_many) {
-		mt_warn("%s: more than %d processes; the rest are left out",
-			path, MAX_PROCS);
-	}
-	for (i = 0; i < r->nprocs; i++) {
-		const struct proc_stats *p = &r->procs[i];
+	for (i = 0; i < r->nsites; i++) {
+		struct mt_rep_site *s = &r->sites[i];
 
-		snprintf(title, sizeof(title), "process %d", (int)p->pid);
-		print_proc(p, title);
-		for (k = 0; k < MT_EV_KIND_COUNT; k++) {
-			total.by_kind[k] += p->by_kind[k];
-		}
-		total.allocs += p->allocs;
-		total.frees += p->frees;
-		total.unmatched_frees += p->unmatched_frees;
-		total.bytes_allocated += p->bytes_allocated;
-		total.bytes_freed += p->bytes_freed;
-		/* Peaks of different processes need not coincide: the sum
-		 * is an upper bound, said as such. */
-		total.peak += p->peak;
-		total.live += p->live;
-		total.live_blocks += p->live_blocks;
-		total.peak_mapped += p->peak_mapped;
+		s->at_peak = s->gen == r->peak_gen ? s->snap : s->live;
 	}
-	snprintf(title, sizeof(title), "total (%zu process%s; peaks summed)",
-		 r->nprocs, r->nprocs == 1 ? "" : "es");
-	print_proc(&total, title);
-end:
-	free(r->map.slots);
-	free(r);
-	mt_host_cleanup();
-	return err;
+	/* the block tables are only needed while reading */
+	free(st->live.slots);
+	free(st->proc_idx.slots);
+	free(st->thread_idx.slots);
+	free(st->site_idx.slots);
+	free(st->threads);
+	memset(&st->live, 0, sizeof(st->live));
+	st->proc_idx.slots = st->thread_idx.slots = st->site_idx.slots = NULL;
+	st->threads = NULL;
+	return r;
+}
+
+void mt_rep_free(struct mt_rep_state *st)
+{
+	size_t i;
+
+	if (!st) {
+		return;
+	}
+	mt_rep_finish(st);
+	for (i = 0; i < st->rep.nprocs; i++) {
+		free(st->rep.procs[i].series.s);
+	}
+	free(st->rep.procs);
+	free(st->rep.sites);
+	free(st);
 }

@@ -2,10 +2,46 @@
 #ifndef MT_CORE_REPORT_H
 #define MT_CORE_REPORT_H
 
-/* Print a summary of the recording PATH: events by type, allocations,
- * frees, bytes allocated and freed, peak live heap and what is still live
- * at the end, per process and in total. Returns 0 or a negative errno;
- * a damaged file still gives the report of the events before the damage. */
+#include <stdbool.h>
+#include <stdint.h>
+
+enum mt_report_format {
+	MT_REPORT_TEXT,
+	MT_REPORT_JSON,
+	MT_REPORT_COLLAPSED,
+	MT_REPORT_SVG,
+	MT_REPORT_HTML,
+};
+
+enum mt_report_weight {
+	MT_REPORT_BYTES,
+	MT_REPORT_COUNT,
+};
+
+struct mt_report_opts {
+	enum mt_report_format format;
+	enum mt_report_weight weight;
+	bool has_pid;
+	int32_t pid;     /* with has_pid: only this process */
+	const char *path;   /* the recording ('-': stdin) */
+	const char *diff_b; /* set: compare path (A) with diff_b (B) */
+};
+
+/* Parse "--format" and "--weight" values; -EINVAL when unknown. */
+int mt_report_parse_format(const char *s, enum mt_report_format *out);
+int mt_report_parse_weight(const char *s, enum mt_report_weight *out);
+
+/*
+ * Report on a recording (or two, with diff_b) to stdout.
+ *
+ * Returns 0, or a negative errno when nothing could be read. A damaged file
+ * (cut short, corrupt) still gives the report of the events before the
+ * damage, with a warning on stderr, and returns 0 as long as some events
+ * were read.
+ */
+int mt_report_run(const struct mt_report_opts *o);
+
+/* The text summary of PATH: mt_report_run() with default options. */
 int mt_report(const char *path);
 
 #endif /* MT_CORE_REPORT_H */

@@ -13,6 +13,7 @@ include tests/core.mk
 include tests/encoder.mk
 include tests/pipeline.mk
 include tests/ebpf.mk
+include tests/report.mk
 
 # Reference vectors of the CodSpeed memtrack format, copied verbatim from the
 # reference implementation's output (see their README).

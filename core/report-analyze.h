@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The analysis of 'memtrack report' (report.c) as the front end
+ * (report-run.c) drives it: begin, feed decoded events, finish, free.
+ */
+#ifndef MT_CORE_REPORT_ANALYZE_H
+#define MT_CORE_REPORT_ANALYZE_H
+
+#include <stddef.h>
+
+#include <memtrack/event.h>
+
+struct mt_rep;
+struct mt_rep_state;
+struct mt_report_opts;
+
+/* o must outlive the state; path names the recording in outputs. */
+struct mt_rep_state *mt_rep_begin(const struct mt_report_opts *o,
+				  const char *path);
+/* An mt_event_cb: ctx is the state. Returns 0 or -ENOMEM. */
+int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n);
+/* Completes the figures (sites' bytes at the peak); the model stays valid
+ * until mt_rep_free(). */
+struct mt_rep *mt_rep_finish(struct mt_rep_state *st);
+void mt_rep_free(struct mt_rep_state *st);
+
+#endif /* MT_CORE_REPORT_ANALYZE_H */

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memtrack report --diff A B: what changed between two recordings, site by
+ * site. Process ids differ from one run to the next, so a site here is its
+ * frames without the process (the size class today, the call stack once
+ * stacks are recorded), summed over processes.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report-model.h"
+
+struct drow {
+	uint32_t id;
+	uint64_t count[2], bytes[2];
+};
+
+static int64_t delta(uint64_t a, uint64_t b)
+{
+	return (int64_t)(b - a);
+}
+
+static uint64_t mag(int64_t d)
+{
+	return d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+}
+
+static int cmp_row(const void *x, const void *y)
+{
+	const struct drow *a = x, *b = y;
+	uint64_t da = mag(delta(a->bytes[0], a->bytes[1]));
+	uint64_t db = mag(delta(b->bytes[0], b->bytes[1]));
+	uint64_t ca = mag(delta(a->count[0], a->count[1]));
+	uint64_t cb = mag(delta(b->count[0], b->count[1]));
+
+	if (da != db) {
+		return da > db ? -1 : 1;
+	}
+	if (ca != cb) {
+		return ca > cb ? -1 : 1;
+	}
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The label of a diff site: the site's frames after the process one. */
+static void label(const struct mt_rep *r, uint32_t id, char *buf, size_t len)
+{
+	char names[MT_REP_MAX_FRAMES][MT_REP_FRAME_LEN];
+	struct mt_rep_site s = { .id = id };
+	size_t n = mt_rep_site_frames(r, &s, names, MT_REP_MAX_FRAMES), i;
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (i = 1; i < n && at < len; i++) {
+		int k = snprintf(buf + at, len - at, "%s%s", i > 1 ? ";" : "",
+				 names[i]);
+
+		if (k < 0) {
+			break;
+		}
+		at += (size_t)k;
+	}
+}
+
+int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
+		const struct mt_report_opts *o)
+{
+	struct mt_rep *side[2] = { a, b };
+	struct drow *rows = NULL;
+	size_t nrows = 0, cap = 0, i, k;
+	uint64_t tc[2] = { 0 }, tb[2] = { 0 };
+	char lab[4096];
+	bool json = o->format == MT_REPORT_JSON;
+
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < side[k]->nsites; i++) {
+			const struct mt_rep_site *s = &side[k]->sites[i];
+			size_t j;
+
+			/* sites are few (classes); with stacks a hash on
+			 * the stack would replace this scan */
+			for (j = 0; j < nrows && rows[j].id != s->id; j++) {
+			}
+			if (j == nrows) {
+				if (nrows == cap) {
+					struct drow *nr;
+
+					cap = cap ? cap * 2 : 64;
+					nr = realloc(rows, cap * sizeof(*nr));
+					if (!nr) {
+						free(rows);
+						return -ENOMEM;
+					}
+					rows = nr;
+				}
+				memset(&rows[nrows], 0, sizeof(rows[0]));
+				rows[nrows++].id = s->id;
+			}
+			rows[j].count[k] += s->count;
+			rows[j].bytes[k] += s->bytes;
+			tc[k] += s->count;
+			tb[k] += s->bytes;
+		}
+	}
+	if (nrows) {
+		qsort(rows, nrows, sizeof(*rows), cmp_row);
+	}
+	if (json) {
+		fprintf(out, "{\"a\":");
+		mt_rep_json_str(out, a->path);
+		fprintf(out, ",\"b\":");
+		mt_rep_json_str(out, b->path);
+		fprintf(out, ",\"total\":{\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%" PRId64 ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%" PRId64 "},\"sites\":[",
+			tc[0], tc[1], delta(tc[0], tc[1]), tb[0], tb[1],
+			delta(tb[0], tb[1]));
+	} else {
+		fprintf(out, "diff %s -> %s (B - A, sites by |bytes delta|)\n",
+			a->path, b->path);
+		fprintf(out, "%14s %14s %15s %10s %10s %11s  %s\n", "bytes A",
+			"bytes B", "bytes delta", "count A", "count B",
+			"count delta", "site");
+	}
+	for (i = 0; i < nrows; i++) {
+		const struct drow *d = &rows[i];
+
+		label(a, d->id, lab, sizeof(lab));
+		if (json) {
+			fprintf(out, "%s{\"frames\":", i ? "," : "");
+			fputc('[', out);
+			mt_rep_json_str(out, lab);
+			fprintf(out, "],\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%" PRId64 ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%" PRId64 "}",
+				d->count[0], d->count[1],
+				delta(d->count[0], d->count[1]), d->bytes[0],
+				d->bytes[1], delta(d->bytes[0], d->bytes[1]));
+		} else {
+			fprintf(out, "%14" PRIu64 " %14" PRIu64 " %+15" PRId64 " %10" PRIu64 " %10" PRIu64 " %+11" PRId64 "  %s\n",
+				d->bytes[0], d->bytes[1],
+				delta(d->bytes[0], d->bytes[1]), d->count[0],
+				d->count[1], delta(d->count[0], d->count[1]),
+				lab);
+		}
+	}
+	if (json) {
+		fprintf(out, "]}\n");
+	} else {
+		fprintf(out, "%14" PRIu64 " %14" PRIu64 " %+15" PRId64 " %10" PRIu64 " %10" PRIu64 " %+11" PRId64 "  total\n",
+			tb[0], tb[1], delta(tb[0], tb[1]), tc[0], tc[1],
+			delta(tc[0], tc[1]));
+	}
+	free(rows);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memtrack report --format collapsed, and the flamegraph layout the svg and
+ * html formats draw: both come from the sites' frames (pid, then size class
+ * today; pid, then the call stack once stacks are recorded), weighted by
+ * bytes allocated or by number of allocations (--weight).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report-model.h"
+
+uint64_t mt_rep_site_weight(const struct mt_rep_site *s,
+			    const struct mt_report_opts *o)
+{
+	return o->weight == MT_REPORT_COUNT ? s->count : s->bytes;
+}
+
+struct site_order {
+	int32_t pid;
+	uint32_t id;
+	size_t idx;
+};
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct site_order *x = a, *y = b;
+
+	if (x->pid != y->pid) {
+		return x->pid < y->pid ? -1 : 1;
+	}
+	if (x->id != y->id) {
+		return x->id < y->id ? -1 : 1;
+	}
+	return 0;
+}
+
+/* Site indices in a stable order (pid, then id), so outputs are the same
+ * from run to run; NULL when out of memory. */
+static struct site_order *sorted_sites(const struct mt_rep *r)
+{
+	struct site_order *o = malloc((r->nsites + 1) * sizeof(*o));
+	size_t i;
+
+	if (!o) {
+		return NULL;
+	}
+	for (i = 0; i < r->nsites; i++) {
+		o[i] = (struct site_order){ r->sites[i].pid, r->sites[i].id,
+					    i };
+	}
+	qsort(o, r->nsites, sizeof(*o), cmp_site);
+	return o;
+}
+
+int mt_rep_collapsed(FILE *out, struct mt_rep *r,
+		     const struct mt_report_opts *o)
+{
+	struct site_order *order = sorted_sites(r);
+	char stack[4096];
+	size_t i;
+
+	if (!order) {
+		return -ENOMEM;
+	}
+	for (i = 0; i < r->nsites; i++) {
+		const struct mt_rep_site *s = &r->sites[order[i].idx];
+		uint64_t w = mt_rep_site_weight(s, o);
+
+		if (!w) {
+			continue;
+		}
+		mt_rep_site_stack(r, s, stack, sizeof(stack));
+		fprintf(out, "%s %" PRIu64 "\n", stack, w);
+	}
+	free(order);
+	return ferror(out) ? -EIO : 0;
+}
+
+struct node {
+	char name[MT_REP_FRAME_LEN];
+	uint64_t weight;
+	size_t child, next; /* 0: none (node 0 is the root) */
+};
+
+struct tree {
+	struct node *n;
+	size_t len, cap;
+};
+
+static int64_t add_child(struct tree *t, size_t parent, const char *name)
+{
+	size_t c, last = 0;
+	struct node *nn;
+
+	/* children are few per frame without stacks; with stacks a
+	 * per-node hash would replace this scan */
+	for (c = t->n[parent].child; c; c = t->n[c].next) {
+		if (strcmp(t->n[c].name, name) == 0) {
+			return (int64_t)c;
+		}
+		last = c;
+	}
+	if (t->len == t->cap) {
+		nn = realloc(t->n, t->cap * 2 * sizeof(*nn));
+		if (!nn) {
+			return -ENOMEM;
+		}
+		t->n = nn;
+		t->cap *= 2;
+	}
+	c = t->len++;
+	memset(&t->n[c], 0, sizeof(t->n[c]));
+	snprintf(t->n[c].name, sizeof(t->n[c].name), "%s", name);
+	/* appended: the sites come sorted, so siblings stay in order */
+	if (last) {
+		t->n[last].next = c;
+	} else {
+		t->n[parent].child = c;
+	}
+	return (int64_t)c;
+}
+
+static unsigned int layout(const struct tree *t, size_t i, unsigned int depth,
+			   double x, uint64_t total, mt_rep_flame_fn fn,
+			   void *ctx)
+{
+	unsigned int deepest = depth + 1, d;
+	size_t c;
+
+	fn(ctx, t->n[i].name, depth, x, (double)t->n[i].weight / total,
+	   t->n[i].weight, total);
+	for (c = t->n[i].child; c; c = t->n[c].next) {
+		d = layout(t, c, depth + 1, x, total, fn, ctx);
+		if (d > deepest) {
+			deepest = d;
+		}
+		x += (double)t->n[c].weight / total;
+	}
+	return deepest;
+}
+
+int mt_rep_flame(const struct mt_rep *r, const struct mt_report_opts *o,
+		 mt_rep_flame_fn fn, void *ctx)
+{
+	char names[MT_REP_MAX_FRAMES][MT_REP_FRAME_LEN];
+	struct site_order *order = sorted_sites(r);
+	struct tree t = { 0 };
+	int ret = 0;
+	size_t i, j, n;
+
+	t.cap = 64;
+	t.n = calloc(t.cap, sizeof(*t.n));
+	if (!order || !t.n) {
+		ret = -ENOMEM;
+		goto end;
+	}
+	t.len = 1;
+	snprintf(t.n[0].name, sizeof(t.n[0].name), "all");
+	for (i = 0; i < r->nsites; i++) {
+		const struct mt_rep_site *s = &r->sites[order[i].idx];
+		uint64_t w = mt_rep_site_weight(s, o);
+		size_t at = 0;
+
+		if (!w) {
+			continue;
+		}
+		n = mt_rep_site_frames(r, s, names, MT_REP_MAX_FRAMES);
+		t.n[0].weight += w;
+		for (j = 0; j < n; j++) {
+			int64_t c = add_child(&t, at, names[j]);
+
+			if (c < 0) {
+				ret = (int)c;
+				goto end;
+			}
+			at = (size_t)c;
+			t.n[at].weight += w;
+		}
+	}
+	ret = t.n[0].weight ? (int)layout(&t, 0, 0, 0.0, t.n[0].weight, fn,
+					  ctx) : 0;
+end:
+	free(t.n);
+	free(order);
+	return ret;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What 'memtrack report' knows about a recording once it has read it: the
+ * model shared by the analysis (report.c) and the output formats
+ * (report-text.c, report-json.c, report-flame.c, report-svg.c, ...).
+ *
+ * A "site" is where allocations come from. Without call stacks it is
+ * (process, power-of-two size class); when stacks arrive (MT_EVF_STACK) the
+ * id becomes the stack id and mt_rep_site_frames() the stack's frames:
+ * everything downstream (top lists, collapsed, flamegraph, diff) only sees
+ * sites and their frames.
+ */
+#ifndef MT_CORE_REPORT_MODEL_H
+#define MT_CORE_REPORT_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <memtrack/event.h>
+
+#include "report.h"
+
+#define MT_REP_TOP 10       /* entries of every top list */
+#define MT_REP_CLASSES 65   /* size 0, then [2^(k-1), 2^k - 1] for k=1..64 */
+#define MT_REP_SERIES 1024  /* timeline buckets kept per process */
+#define MT_REP_FRAME_LEN 64 /* a frame name, NUL included */
+#define MT_REP_MAX_FRAMES 64
+
+/* One allocation among the largest. */
+struct mt_rep_big {
+	uint64_t size;
+	uint64_t ts; /* relative to the first event, ns */
+	int32_t pid, tid;
+	uint8_t kind;
+};
+
+/* Timeline bucket: the highest values seen during the bucket, so that a
+ * downsampled chart still shows every peak. */
+struct mt_rep_sample {
+	uint64_t heap;
+	uint64_t mapped;
+};
+
+struct mt_rep_series {
+	struct mt_rep_sample *s; /* MT_REP_SERIES buckets */
+	size_t n;                /* buckets in use */
+	uint64_t step;           /* ns per bucket, a power of two */
+	struct mt_rep_sample level; /* after the latest event */
+};
+
+struct mt_rep_proc {
+	int32_t pid;
+	uint64_t events;
+	uint64_t by_kind[MT_EV_KIND_COUNT];
+	uint64_t allocs, frees, unmatched_frees, temporary;
+	uint64_t bytes_allocated, bytes_freed;
+	uint64_t live, live_blocks, peak, peak_ts;
+	uint64_t mapped, peak_mapped, peak_mapped_ts;
+	uint64_t bytes_mmapped, bytes_munmapped;
+	uint64_t brk_first, brk_last, brk_max;
+	bool has_brk;
+	uint64_t first_ts, last_ts; /* relative to the first event, ns */
+	struct mt_rep_series series;
+};
+
+struct mt_rep_site {
+	int32_t pid;
+	uint32_t id;  /* size class today, stack id with stacks */
+	uint64_t count, bytes;        /* allocations made here */
+	uint64_t temporary;           /* of which temporary */
+	uint64_t live, live_blocks;   /* now; at the end: leaks */
+	uint64_t at_peak;             /* live bytes at the global peak */
+	/* at_peak is computed lazily: snap is this site's live bytes at
+	 * the peak numbered gen (see note_site_change() in report.c). */
+	uint64_t snap, gen;
+};
+
+struct mt_rep {
+	const char *path;
+	uint64_t events;   /* events read (after --pid) */
+	bool damaged;      /* the decoder stopped early */
+	bool too_many;     /* processes beyond MT_REP_MAX_PROCS left out */
+	bool have_t0;
+	uint64_t t0;       /* absolute timestamp of the first event */
+
+	struct mt_rep_proc *procs;
+	size_t nprocs;
+
+	struct mt_rep_site *sites;
+	size_t nsites;
+
+	/* all processes together, at the same moment */
+	uint64_t live, peak, peak_ts, peak_gen;
+	uint64_t mapped, peak_mapped, peak_mapped_ts;
+
+	uint64_t hist_count[MT_REP_CLASSES];
+	uint64_t hist_bytes[MT_REP_CLASSES];
+	struct mt_rep_big big[MT_REP_TOP]; /* largest first */
+	size_t nbig;
+};
+
+/* Totals over processes; peak and peak_ts are the simultaneous ones. */
+void mt_rep_total(const struct mt_rep *r, struct mt_rep_proc *total);
+
+/* Size class of an allocation size, and its bounds. */
+unsigned int mt_rep_class(uint64_t size);
+void mt_rep_class_bounds(unsigned int cls, uint64_t *lo, uint64_t *hi);
+/* "64-127 B" */
+void mt_rep_class_label(unsigned int cls, char *buf, size_t len);
+
+/* Frames of a site, root first, into names[max]; returns how many. */
+size_t mt_rep_site_frames(const struct mt_rep *r, const struct mt_rep_site *s,
+			  char names[][MT_REP_FRAME_LEN], size_t max);
+/* The frames joined by ';' (the collapsed format's stack). */
+void mt_rep_site_stack(const struct mt_rep *r, const struct mt_rep_site *s,
+		       char *buf, size_t len);
+
+/* Top lists: indices into r->sites, best first. */
+enum mt_rep_rank {
+	MT_REP_BY_BYTES,
+	MT_REP_BY_COUNT,
+	MT_REP_BY_PEAK,
+	MT_REP_BY_LEAK,
+	MT_REP_RANKS
+};
+const char *mt_rep_rank_name(enum mt_rep_rank rank);
+uint64_t mt_rep_site_value(const struct mt_rep_site *s, enum mt_rep_rank rank);
+/* Up to max site indices with a non-zero value, best first. */
+size_t mt_rep_top_sites(const struct mt_rep *r, enum mt_rep_rank rank,
+			size_t *idx, size_t max);
+
+/* The series of every process brought to the same bucket width; returns
+ * that width in ns (0 when there is no sample). Changes r's series. */
+uint64_t mt_rep_align_series(struct mt_rep *r);
+
+/* Human figures: "1.5 MiB". */
+void mt_rep_human(uint64_t bytes, char *buf, size_t len);
+
+/* Output formats. Each returns 0 or a negative errno (write error). */
+int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
+int mt_rep_json(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
+int mt_rep_collapsed(FILE *out, struct mt_rep *r,
+		     const struct mt_report_opts *o);
+int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
+	       bool inline_in_html);
+int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
+int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
+		const struct mt_report_opts *o);
+
+/* JSON and XML string escaping. */
+void mt_rep_json_str(FILE *out, const char *s);
+void mt_rep_xml_str(FILE *out, const char *s);
+
+/* Flamegraph layout from the sites' frames: calls fn for every frame, with
+ * its depth (0: the root "all"), x and width as fractions of the whole. */
+typedef void (*mt_rep_flame_fn)(void *ctx, const char *name, unsigned int depth,
+				double x, double w, uint64_t weight,
+				uint64_t total);
+/* Returns the depth of the deepest frame + 1, or a negative errno. */
+int mt_rep_flame(const struct mt_rep *r, const struct mt_report_opts *o,
+		 mt_rep_flame_fn fn, void *ctx);
+
+/* Weight of a site in collapsed and flamegraph outputs. */
+uint64_t mt_rep_site_weight(const struct mt_rep_site *s,
+			    const struct mt_report_opts *o);
+
+#endif /* MT_CORE_REPORT_MODEL_H */

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memtrack report --format text: the summary for a person, per process and
+ * in total, then the largest allocations, the size histogram and the top
+ * sites. Figures are exact (bytes, counts) with a human unit beside.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report-model.h"
+
+static void print_bytes(FILE *out, const char *label, uint64_t v)
+{
+	char h[32];
+
+	if (v < 1024) {
+		fprintf(out, "  %-22s %" PRIu64 " B\n", label, v);
+		return;
+	}
+	mt_rep_human(v, h, sizeof(h));
+	fprintf(out, "  %-22s %" PRIu64 " B (%s)\n", label, v, h);
+}
+
+/* The human figure beside an exact one, blank when it would say the same. */
+static const char *human(uint64_t v, char *buf, size_t len)
+{
+	if (v < 1024) {
+		buf[0] = '\0';
+	} else {
+		mt_rep_human(v, buf, len);
+	}
+	return buf;
+}
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void print_proc(FILE *out, const struct mt_rep_proc *p,
+		       const char *title)
+{
+	unsigned int k;
+
+	fprintf(out, "%s\n", title);
+	fprintf(out, "  %-22s", "events");
+	for (k = 0; k < MT_EV_KIND_COUNT; k++) {
+		if (p->by_kind[k]) {
+			fprintf(out, " %s=%" PRIu64, mt_event_kind_name(k),
+				p->by_kind[k]);
+		}
+	}
+	fprintf(out, "\n");
+	fprintf(out, "  %-22s %" PRIu64 "\n", "allocations", p->allocs);
+	fprintf(out, "  %-22s %" PRIu64 "\n", "frees", p->frees);
+	if (p->unmatched_frees) {
+		fprintf(out, "  %-22s %" PRIu64 "\n", "unmatched frees",
+			p->unmatched_frees);
+	}
+	fprintf(out, "  %-22s %" PRIu64 " (freed before the thread's next allocation)\n",
+		"temporary", p->temporary);
+	print_bytes(out, "bytes allocated", p->bytes_allocated);
+	print_bytes(out, "bytes freed", p->bytes_freed);
+	print_bytes(out, "peak live heap", p->peak);
+	fprintf(out, "  %-22s %.3f ms\n", "peak heap time", ms(p->peak_ts));
+	fprintf(out, "  %-22s %" PRIu64 " blocks, %" PRIu64 " B\n",
+		"live at end", p->live_blocks, p->live);
+	if (p->peak_mapped || p->bytes_munmapped) {
+		print_bytes(out, "peak mmap'd", p->peak_mapped);
+		fprintf(out, "  %-22s %.3f ms\n", "peak mmap'd time",
+			ms(p->peak_mapped_ts));
+		print_bytes(out, "mmap'd", p->bytes_mmapped);
+		print_bytes(out, "munmapped", p->bytes_munmapped);
+	}
+	if (p->has_brk) {
+		/* growth of the break past its first recorded value: at
+		 * most, and at the end */
+		print_bytes(out, "brk growth (max)", p->brk_max - p->brk_first);
+		print_bytes(out, "brk growth (end)",
+			    p->brk_last > p->brk_first ?
+				    p->brk_last - p->brk_first : 0);
+	}
+}
+
+static void print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
+			const char *title)
+{
+	size_t idx[MT_REP_TOP], n, i;
+	char stack[512], h[32];
+
+	n = mt_rep_top_sites(r, rank, idx, MT_REP_TOP);
+	fprintf(out, "top sites by %s\n", title);
+	if (!n) {
+		fprintf(out, "  (none)\n");
+	}
+	for (i = 0; i < n; i++) {
+		const struct mt_rep_site *s = &r->sites[idx[i]];
+
+		mt_rep_site_stack(r, s, stack, sizeof(stack));
+		switch (rank) {
+		case MT_REP_BY_COUNT:
+			fprintf(out, "  %2zu. %12" PRIu64 " allocs  %s\n",
+				i + 1, s->count, stack);
+			break;
+		case MT_REP_BY_LEAK:
+			fprintf(out, "  %2zu. %12" PRIu64 " B %10s in %" PRIu64 " blocks  %s\n",
+				i + 1, s->live, human(s->live, h, sizeof(h)),
+				s->live_blocks, stack);
+			break;
+		default:
+			fprintf(out, "  %2zu. %12" PRIu64 " B %10s  %s\n",
+				i + 1, mt_rep_site_value(s, rank),
+				human(mt_rep_site_value(s, rank), h, sizeof(h)),
+				stack);
+			break;
+		}
+	}
+}
+
+int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
+{
+	struct mt_rep_proc total;
+	char title[96], label[48], h[32];
+	uint64_t most = 0;
+	unsigned int k;
+	size_t i;
+
+	(void)o;
+	for (i = 0; i < r->nprocs; i++) {
+		snprintf(title, sizeof(title), "process %d",
+			 (int)r->procs[i].pid);
+		print_proc(out, &r->procs[i], title);
+	}
+	mt_rep_total(r, &total);
+	snprintf(title, sizeof(title), "total (%zu process%s%s)", r->nprocs,
+		 r->nprocs == 1 ? "" : "es",
+		 r->damaged ? "; damaged file: events before the damage" : "");
+	print_proc(out, &total, title);
+
+	fprintf(out, "largest allocations\n");
+	if (!r->nbig) {
+		fprintf(out, "  (none)\n");
+	}
+	for (i = 0; i < r->nbig; i++) {
+		const struct mt_rep_big *b = &r->big[i];
+
+		fprintf(out, "  %2zu. %12" PRIu64 " B %10s  pid %d tid %d  %s at %.3f ms\n",
+			i + 1, b->size, human(b->size, h, sizeof(h)),
+			(int)b->pid, (int)b->tid,
+			mt_event_kind_name(b->kind), ms(b->ts));
+	}
+
+	fprintf(out, "size histogram (allocations per size class)\n");
+	for (k = 0; k < MT_REP_CLASSES; k++) {
+		if (r->hist_count[k] > most) {
+			most = r->hist_count[k];
+		}
+	}
+	for (k = 0; k < MT_REP_CLASSES; k++) {
+		char bar[41];
+		size_t w;
+
+		if (!r->hist_count[k]) {
+			continue;
+		}
+		w = (size_t)((r->hist_count[k] * 40 + most - 1) / most);
+		memset(bar, '#', w);
+		bar[w] = '\0';
+		mt_rep_class_label(k, label, sizeof(label));
+		fprintf(out, "  %-28s %12" PRIu64 " x %-40s %" PRIu64 " B\n",
+			label, r->hist_count[k], bar, r->hist_bytes[k]);
+	}
+
+	print_sites(out, r, MT_REP_BY_BYTES, "bytes allocated");
+	print_sites(out, r, MT_REP_BY_COUNT, "number of allocations");
+	mt_rep_human(r->peak, h, sizeof(h));
+	snprintf(title, sizeof(title), "bytes live at the peak (%s at %.3f ms)",
+		 h, ms(r->peak_ts));
+	print_sites(out, r, MT_REP_BY_PEAK, title);
+	print_sites(out, r, MT_REP_BY_LEAK, "leaks (live at end)");
+	return ferror(out) ? -EIO : 0;
+}
