@@ -13,7 +13,7 @@ core_libmtcore_la_SOURCES = \
 	core/report-analyze.h core/report-map.h core/report-model.h \
 	core/report-run.c core/report-text.c core/report-json.c \
 	core/report-flame.c core/report-svg.c core/report-html.c \
-	core/report-diff.c \
+	core/report-diff.c core/report-pipe.c \
 	core/run.c core/run.h
 core_libmtcore_la_LIBADD = $(PTHREAD_LIBS)
 

@@ -24,4 +24,8 @@ int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n);
 struct mt_rep *mt_rep_finish(struct mt_rep_state *st);
 void mt_rep_free(struct mt_rep_state *st);
 
+/* Decode fd into the analysis, on two threads (report-pipe.c). Returns
+ * the decoder's result, or the analysis's error when it failed first. */
+int mt_rep_decode(struct mt_rep_state *st, int fd, const char *name);
+
 #endif /* MT_CORE_REPORT_ANALYZE_H */

@@ -70,7 +70,7 @@ static int load(const struct mt_report_opts *o, const char *path,
 		mt_rep_free(st);
 		return err;
 	}
-	err = mt_host_decode(NULL, fd, path, mt_rep_on_events, NULL, st);
+	err = mt_rep_decode(st, fd, path);
 	close(fd);
 	r = mt_rep_finish(st);
 	if (err == -ENOMEM) {

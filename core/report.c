@@ -10,9 +10,10 @@
  * free of old_addr followed by an allocation. An allocation at address 0
  * (a failed call, realloc(p, 0)) is not an allocation.
  *
- * Temporary allocation (heaptrack's definition): a block freed before its
- * thread made any other allocation, i.e. the free of X comes while X is
- * still the last allocation of the freeing thread.
+ * Temporary allocation (heaptrack's definition, per thread): a block freed
+ * before the thread that allocated it made any other allocation, i.e. the
+ * free of X (by any thread; a realloc frees its old block) comes while X is
+ * still the latest allocation of X's thread.
  *
  * Per event: two or three hash lookups (process and thread cached, the live
  * block, its site), no allocation except when a table grows.
@@ -438,7 +439,7 @@ static inline void note_site_change(struct mt_rep *r, struct mt_rep_site *s)
 }
 
 static void on_free(struct mt_rep_state *st, struct mt_rep_proc *p,
-		    const struct mt_event *ev, uint64_t addr)
+		    uint64_t addr)
 {
 	struct mt_rep *r = &st->rep;
 	struct mt_live_slot *slot;
@@ -466,7 +467,7 @@ static void on_free(struct mt_rep_state *st, struct mt_rep_proc *p,
 	p->live -= slot->size;
 	p->live_blocks--;
 	r->live -= slot->size;
-	t = get_thread(st, ev->pid, ev->tid);
+	t = get_thread(st, slot->pid, slot->tid);
 	if (t && t->last_alloc == addr) {
 		p->temporary++;
 		s->temporary++;
@@ -538,7 +539,7 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 	} else {
 		st->live.used++;
 	}
-	*slot = (struct mt_live_slot){ ev->addr, ev->size, p->pid,
+	*slot = (struct mt_live_slot){ ev->addr, ev->size, p->pid, ev->tid,
 				       (uint32_t)si };
 	note_site_change(r, s);
 	s->live += ev->size;
@@ -639,11 +640,11 @@ int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n)
 		r->events++;
 		switch (ev->kind) {
 		case MT_EV_FREE:
-			on_free(st, p, ev, ev->addr);
+			on_free(st, p, ev->addr);
 			break;
 		case MT_EV_REALLOC:
 			if (ev->flags & MT_EVF_OLD_ADDR) {
-				on_free(st, p, ev, ev->old_addr);
+				on_free(st, p, ev->old_addr);
 			}
 			/* fall through */
 		case MT_EV_MALLOC:

@@ -2,3 +2,5 @@
 # known figures.
 TESTS += tests/test-report.sh
 dist_noinst_SCRIPTS += tests/test-report.sh
+EXTRA_DIST += $(srcdir)/tests/fixtures/report-a.jsonl \
+	$(srcdir)/tests/fixtures/report-b.jsonl

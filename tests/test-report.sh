@@ -1,2 +1,298 @@
 #!/bin/sh
-exit 77
+# memtrack report end to end: JSON-lines fixtures with figures worked out by
+# hand (see the comments), replayed into .mt files, then every format
+# checked: exact numbers in text, json, collapsed and diff; svg and html
+# parsed as documents; a damaged file; usage errors.
+set -u
+
+: "${MT_BUILDDIR:?}" "${MT_SRCDIR:?}"
+MT="$MT_BUILDDIR/memtrack"
+F="$MT_SRCDIR/tests/fixtures"
+PY=/usr/bin/python3
+T=$(mktemp -d /tmp/mt-report-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+passes=0
+
+ok() { passes=$((passes + 1)); echo "ok: $1"; }
+fail() { fails=$((fails + 1)); echo "FAIL: $1"; }
+
+# check NAME -- command...: passes when the command succeeds
+check() {
+	name=$1
+	shift 2
+	if "$@" >"$T/check.out" 2>&1; then ok "$name"; else
+		fail "$name"; cat "$T/check.out"; fi
+}
+
+# expect_exit CODE NAME -- command...: stdout in $T/out, stderr in $T/err
+expect_exit() {
+	want=$1 name=$2
+	shift 3
+	"$@" >"$T/out" 2>"$T/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok "$name"; else
+		fail "$name: exit $got, want $want"; cat "$T/err"; fi
+}
+
+# has FILE NAME LINE...: each LINE (a grep -E pattern) matches in FILE
+has() {
+	file=$1 name=$2
+	shift 2
+	for line in "$@"; do
+		if grep -E -q -- "$line" "$file"; then ok "$name: $line"; else
+			fail "$name: no line matching '$line'"; fi
+	done
+}
+
+if [ ! -x "$PY" ]; then
+	echo "no $PY: cannot parse the outputs" >&2
+	exit 77
+fi
+
+"$MT" --source "replay:$F/report-a.jsonl" --sink "file:$T/a.mt" &&
+	"$MT" --source "replay:$F/report-b.jsonl" --sink "file:$T/b.mt" &&
+	"$MT" --source "replay:$F/report-a.jsonl" --batch 4 --sink "file:$T/a4.mt" ||
+	{ echo "cannot replay the fixtures" >&2; exit 99; }
+
+# --- text ----------------------------------------------------------------
+# report-a.jsonl, by hand (times relative to the first event, 1 ms):
+#   pid 10: 5 allocations (9300 B), 4 frees (4300 B); temporary: 0x1000
+#     (freed at once), 0x4000 (tid 11 made nothing after it; freed by
+#     tid 10), 0x3000 (tid 10's latest when freed at 13 ms) = 3; live
+#     4000 B at 3 ms, 8000 B at 7 ms = peak; 0x5000 (5000 B) leaks;
+#     mmap 64 KiB at 8 ms, munmapped; brk 0x600000 -> 0x610000 -> 0x608000
+#   pid 20: 3 allocations (64 + 4096 + 128), 2 frees (64 + 4096), one
+#     unmatched; peak 4224 B at 16 ms; 128 B leak
+#   together: 5000 (pid 10) + 4224 (pid 20) = 9224 B at 16 ms, not the sum
+#   of the peaks (12224)
+expect_exit 0 "report text" -- "$MT" report "$T/a.mt"
+cp "$T/out" "$T/text"
+awk '/^process 10$/ { p = 1; next } /^process 20$/ { p = 0 } p' "$T/text" >"$T/p10"
+has "$T/p10" "pid 10" "allocations +5$" "frees +4$" "temporary +3 " \
+	"bytes allocated +9300 B" "bytes freed +4300 B" \
+	"peak live heap +8000 B" "peak heap time +7\.000 ms$" \
+	"live at end +1 blocks, 5000 B$" "peak mmap'd +65536 B" \
+	"peak mmap'd time +8\.000 ms$" "munmapped +65536 B" \
+	"brk growth \(max\) +65536 B" "brk growth \(end\) +32768 B"
+awk '/^process 20$/ { p = 1; next } /^total/ { p = 0 } p' "$T/text" >"$T/p20"
+has "$T/p20" "pid 20" "allocations +3$" "unmatched frees +1$" \
+	"temporary +0 " "peak live heap +4224 B" "peak heap time +16\.000 ms$" \
+	"live at end +1 blocks, 128 B$"
+awk '/^total/ { p = 1; next } /^largest/ { p = 0 } p' "$T/text" >"$T/tot"
+has "$T/tot" "total" "allocations +8$" "frees +6$" "temporary +3 " \
+	"bytes allocated +13588 B" "peak live heap +9224 B" \
+	"peak heap time +16\.000 ms$" "live at end +2 blocks, 5128 B$"
+has "$T/text" "largest" \
+	"^ +1\. +5000 B .* pid 10 tid 11  Malloc at 7\.000 ms$" \
+	"^ +2\. +4096 B .* pid 20 tid 20  AlignedAlloc at 15\.000 ms$" \
+	"^ +8\. +64 B .* pid 20 tid 20  Malloc at 14\.000 ms$"
+has "$T/text" "histogram" "^  64-127 B +2 x #+ +164 B$" \
+	"^  128-255 B +2 x #+ +328 B$" "^  4096-8191 B +2 x #+ +9096 B$"
+grep -c "^  [0-9]*-[0-9]* B  .* x #" "$T/text" >"$T/n"
+[ "$(cat "$T/n")" -eq 5 ] && ok "histogram: 5 buckets" || fail "histogram buckets: $(cat "$T/n")"
+
+# --- json: the same figures, parsed ---------------------------------------
+expect_exit 0 "report json" -- "$MT" report --format json "$T/a.mt"
+cp "$T/out" "$T/a.json"
+cat >"$T/check.py" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = {x["pid"]: x for x in r["processes"]}
+t = r["total"]
+def site(s):
+    return ";".join(s["frames"])
+checks = [
+    ("events read", r["events"], 19),
+    ("not damaged", r["damaged"], False),
+    ("pid 10 temporary", p[10]["temporary"], 3),
+    ("pid 10 peak", p[10]["peak"], 8000),
+    ("pid 10 peak time", p[10]["peak_time_ns"], 7000000),
+    ("pid 10 leaks", (p[10]["leaked_blocks"], p[10]["leaked_bytes"]), (1, 5000)),
+    ("pid 10 brk", (p[10]["brk_growth_max"], p[10]["brk_growth_end"]), (65536, 32768)),
+    ("pid 10 mmap", (p[10]["peak_mmapped"], p[10]["peak_mmapped_time_ns"], p[10]["munmapped"]), (65536, 8000000, 65536)),
+    ("pid 20 peak", (p[20]["peak"], p[20]["peak_time_ns"]), (4224, 16000000)),
+    ("pid 20 unmatched", p[20]["unmatched_frees"], 1),
+    ("total peak", (t["peak"], t["peak_time_ns"]), (9224, 16000000)),
+    ("total leaks", (t["leaked_blocks"], t["leaked_bytes"]), (2, 5128)),
+    ("total temporary", t["temporary"], 3),
+    ("total bytes", (t["allocations"], t["bytes_allocated"], t["frees"], t["bytes_freed"]), (8, 13588, 6, 8460)),
+    ("histogram", [(h["min"], h["max"], h["count"], h["bytes"]) for h in r["histogram"]],
+     [(64, 127, 2, 164), (128, 255, 2, 328), (512, 1023, 1, 1000), (2048, 4095, 1, 3000), (4096, 8191, 2, 9096)]),
+    ("largest", [(b["size"], b["pid"], b["time_ns"]) for b in r["largest"]][:3],
+     [(5000, 10, 7000000), (4096, 20, 15000000), (3000, 10, 3000000)]),
+    ("top by bytes", [(site(s), s["bytes"]) for s in r["top_sites"]["bytes"]][:3],
+     [("pid 10;size 4096-8191 B", 5000), ("pid 20;size 4096-8191 B", 4096), ("pid 10;size 2048-4095 B", 3000)]),
+    ("top by count: 8 sites of 1", [s["count"] for s in r["top_sites"]["count"]], [1] * 8),
+    ("top by peak", [(site(s), s["at_peak"]) for s in r["top_sites"]["peak"]],
+     [("pid 10;size 4096-8191 B", 5000), ("pid 20;size 4096-8191 B", 4096), ("pid 20;size 128-255 B", 128)]),
+    ("top by leaks", [(site(s), s["leaked_bytes"]) for s in r["top_sites"]["leaks"]],
+     [("pid 10;size 4096-8191 B", 5000), ("pid 20;size 128-255 B", 128)]),
+    ("temporary per site", sorted((site(s), s["temporary"]) for s in r["top_sites"]["bytes"] if s["temporary"]),
+     [("pid 10;size 128-255 B", 1), ("pid 10;size 2048-4095 B", 1), ("pid 10;size 64-127 B", 1)]),
+]
+bad = 0
+for name, got, want in checks:
+    if got == want:
+        print("ok: json " + name)
+    else:
+        print("FAIL: json %s: got %r, want %r" % (name, got, want))
+        bad += 1
+sys.exit(1 if bad else 0)
+PY
+"$PY" "$T/check.py" "$T/a.json" >"$T/py.out" 2>&1
+pyrc=$?
+cat "$T/py.out"
+passes=$((passes + $(grep -c '^ok:' "$T/py.out")))
+fails=$((fails + $(grep -c '^FAIL:' "$T/py.out")))
+[ "$pyrc" -eq 0 ] || [ "$(grep -c '^FAIL:' "$T/py.out")" -gt 0 ] ||
+	fail "json check did not run"
+
+# --- the same events in 5 frames give the same report ---------------------
+"$MT" report --format json "$T/a4.mt" | sed 's/a4\.mt/a.mt/' >"$T/a4.json"
+cmp -s "$T/a.json" "$T/a4.json" && ok "5 frames: same json" || fail "5 frames: json differs"
+
+# --- --pid ------------------------------------------------------------------
+expect_exit 0 "--pid 20" -- "$MT" report --pid 20 --format json "$T/a.mt"
+check "--pid 20: one process, its figures, times from its first event" -- \
+	"$PY" -c 'import json,sys; r = json.load(open(sys.argv[1]))
+assert [p["pid"] for p in r["processes"]] == [20], r["processes"]
+assert r["events"] == 5 and r["total"]["peak"] == 4224, r["total"]
+assert r["total"]["peak_time_ns"] == 2000000, r["total"]["peak_time_ns"]
+assert r["pid_filter"] == 20' "$T/out"
+expect_exit 0 "--pid of no process" -- "$MT" report --pid 99 "$T/a.mt"
+has "$T/out" "--pid 99" "^total \(0 processes\)$" "allocations +0$"
+
+# --- collapsed ----------------------------------------------------------------
+expect_exit 0 "collapsed" -- "$MT" report --format collapsed "$T/a.mt"
+cat >"$T/want" <<'EOF'
+pid 10;size 64-127 B 100
+pid 10;size 128-255 B 200
+pid 10;size 512-1023 B 1000
+pid 10;size 2048-4095 B 3000
+pid 10;size 4096-8191 B 5000
+pid 20;size 64-127 B 64
+pid 20;size 128-255 B 128
+pid 20;size 4096-8191 B 4096
+EOF
+cmp -s "$T/out" "$T/want" && ok "collapsed by bytes" ||
+	{ fail "collapsed by bytes"; diff "$T/out" "$T/want"; }
+expect_exit 0 "collapsed by count" -- "$MT" report --format collapsed \
+	--weight count --pid 20 "$T/a.mt"
+printf 'pid 20;size 64-127 B 1\npid 20;size 128-255 B 1\npid 20;size 4096-8191 B 1\n' >"$T/want"
+cmp -s "$T/out" "$T/want" && ok "collapsed by count, --pid 20" ||
+	{ fail "collapsed by count"; diff "$T/out" "$T/want"; }
+
+# --- diff ---------------------------------------------------------------------
+# A per size class (over processes): 64-127 2/164, 128-255 2/328,
+# 512-1023 1/1000, 2048-4095 1/3000, 4096-8191 2/9096; B: 64-127 3/300,
+# 4096-8191 1/8000, 1048576-2097151 1/1048576.
+expect_exit 0 "diff" -- "$MT" report --diff "$T/a.mt" "$T/b.mt"
+cp "$T/out" "$T/diff"
+sed -n '3p' "$T/diff" | grep -E -q '^ +0 +1048576 +\+1048576 +0 +1 +\+1  size 1048576-2097151 B$' &&
+	ok "diff: biggest change first" || { fail "diff first row"; cat "$T/diff"; }
+has "$T/diff" "diff" '^ +3000 +0 +-3000 +1 +0 +-1  size 2048-4095 B$' \
+	'^ +9096 +8000 +-1096 +2 +1 +-1  size 4096-8191 B$' \
+	'^ +164 +300 +\+136 +2 +3 +\+1  size 64-127 B$' \
+	'^ +13588 +1056876 +\+1043288 +8 +5 +-3  total$'
+expect_exit 0 "diff json" -- "$MT" report --diff --format json "$T/a.mt" "$T/b.mt"
+check "diff json: sorted by |delta|, totals" -- "$PY" -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+d = [s["bytes_delta"] for s in r["sites"]]
+assert d == [1048576, -3000, -1096, -1000, -328, 136], d
+assert r["total"]["bytes_delta"] == 1043288 and r["total"]["count_delta"] == -3' "$T/out"
+expect_exit 0 "diff of a file with itself" -- "$MT" report --diff "$T/a.mt" "$T/a.mt"
+[ "$(grep -c ' +0 .* +0  ' "$T/out")" -eq 6 ] && ok "self diff: all deltas 0" ||
+	{ fail "self diff"; cat "$T/out"; }
+
+# --- svg and html: well-formed, self-contained, with chart and flamegraph -------
+expect_exit 0 "svg" -- "$MT" report --format svg "$T/a.mt"
+check "svg parses; 2 processes x 2 lines; a frame per site + pids + root" -- \
+	"$PY" -c 'import sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == ns + "svg", root.tag
+lines = root.findall(".//" + ns + "polyline")
+assert len(lines) == 4, len(lines)
+frames = [g for g in root.iter(ns + "g") if g.get("class") == "f"]
+names = [g.find(ns + "title").text.split(" (")[0] for g in frames]
+assert len(frames) == 11, names
+assert "pid 10" in names and "size 4096-8191 B" in names and "all" in names
+assert "all (13588 bytes, 100.00%)" in [g.find(ns + "title").text for g in frames]' "$T/out"
+grep -E -q 'href|xlink|<script|@import|url\(' "$T/out" &&
+	fail "svg refers to something outside" || ok "svg is self-contained"
+expect_exit 0 "html" -- "$MT" report --format html --weight count "$T/a.mt"
+check "html parses (html.parser and as XML), with inline svg and script" -- \
+	"$PY" -c 'import sys, html.parser, xml.etree.ElementTree as ET
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.tags = []; self.stack = []
+    def handle_starttag(self, t, a):
+        self.tags.append(t)
+        if t not in ("meta", "br", "img", "link"): self.stack.append(t)
+    def handle_startendtag(self, t, a): self.tags.append(t)
+    def handle_endtag(self, t):
+        assert self.stack and self.stack[-1] == t, (t, self.stack[-3:])
+        self.stack.pop()
+src = open(sys.argv[1]).read()
+p = P(); p.feed(src); p.close()
+assert not p.stack, p.stack
+for t in ("html", "table", "svg", "polyline", "rect", "script"): assert t in p.tags, t
+ET.fromstring(src.split("\n", 1)[1])
+assert "all (8 allocations, 100.00%)" in src' "$T/out"
+grep -E -q 'src=|href=|@import|url\(' "$T/out" &&
+	fail "html refers to something outside" || ok "html is self-contained"
+
+# --- the timeline keeps at most 1024 points a series, and the peak ------------
+awk 'BEGIN { for (i = 1; i <= 5000; i++)
+	printf "{\"pid\":1,\"tid\":1,\"timestamp\":%d,\"addr\":%d,\"type\":\"Malloc\",\"size\":10}\n", i * 1000, i * 16 }' \
+	>"$T/long.jsonl"
+"$MT" --source "replay:$T/long.jsonl" --sink "file:$T/long.mt"
+expect_exit 0 "long trace json" -- "$MT" report --format json "$T/long.mt"
+check "timeline downsampled, peak kept" -- "$PY" -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+s = r["timeline"]["series"][0]
+assert 500 <= len(s["heap"]) <= 1024, len(s["heap"])
+assert max(s["heap"]) == 50000 == r["total"]["peak"], max(s["heap"])
+assert s["heap"] == sorted(s["heap"])
+assert r["timeline"]["bucket_ns"] * len(s["heap"]) >= 4999000' "$T/out"
+expect_exit 0 "long trace svg" -- "$MT" report --format svg "$T/long.mt"
+check "svg polyline at most 1024 points" -- "$PY" -c 'import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+for l in root.iter("{http://www.w3.org/2000/svg}polyline"):
+    assert len(l.get("points").split()) <= 1024' "$T/out"
+
+# --- damaged files ----------------------------------------------------------------
+# a4.mt holds 5 frames; cut inside the last: the first 16 events remain
+size=$(wc -c <"$T/a4.mt")
+head -c $((size - 10)) "$T/a4.mt" >"$T/cut.mt"
+expect_exit 0 "truncated file: exit 0" -- "$MT" report --format json "$T/cut.mt"
+grep -q "damaged" "$T/err" && ok "truncated file: warning" ||
+	{ fail "truncated file: no warning"; cat "$T/err"; }
+check "truncated file: the events before the cut" -- "$PY" -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+assert r["damaged"] is True and r["events"] == 16, (r["damaged"], r["events"])
+assert r["total"]["allocations"] == 7, r["total"]["allocations"]' "$T/out"
+expect_exit 0 "truncated file: text" -- "$MT" report "$T/cut.mt"
+has "$T/out" "truncated text" "^total \(2 processes; damaged file"
+printf 'this is not zstd' >"$T/junk.mt"
+expect_exit 1 "junk: exit 1" -- "$MT" report "$T/junk.mt"
+grep -q "no event could be read" "$T/err" && ok "junk: says why" ||
+	{ fail "junk message"; cat "$T/err"; }
+expect_exit 1 "missing file: exit 1" -- "$MT" report "$T/none.mt"
+grep -q "none.mt: No such file" "$T/err" && ok "missing file: says why" ||
+	{ fail "missing file message"; cat "$T/err"; }
+
+# --- usage ----------------------------------------------------------------------
+expect_exit 2 "bad --format" -- "$MT" report --format pdf "$T/a.mt"
+grep -q "format 'pdf'" "$T/err" && ok "bad --format named" || fail "bad --format message"
+expect_exit 2 "bad --weight" -- "$MT" report --weight kg "$T/a.mt"
+expect_exit 2 "bad --pid" -- "$MT" report --pid x "$T/a.mt"
+expect_exit 2 "--diff with one file" -- "$MT" report --diff "$T/a.mt"
+expect_exit 2 "two files without --diff" -- "$MT" report "$T/a.mt" "$T/b.mt"
+expect_exit 0 "--help documents report" -- "$MT" --help
+has "$T/out" "help" "report FILE \[--format text\|json\|collapsed\|svg\|html\]" \
+	"report --diff A B" "damaged file"
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
