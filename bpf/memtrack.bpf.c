@@ -101,6 +101,7 @@ struct thread_state {
 	u64 a_size;
 	u64 a_ptr;	/* realloc: old block; posix_memalign: memptr */
 	u64 a_cookie;
+	u64 a_inner_sp;	/* MT_CK_NORET outer: entry sp of its inner call */
 	/* last free reported */
 	u64 f_addr;
 	u64 f_sp;
@@ -247,10 +248,19 @@ int BPF_KPROBE(alloc_enter, u64 a1, u64 a2, u64 a3)
 	if (!st) {
 		return 0;
 	}
-	if (st->a_sp && sp < st->a_sp) {
-		return 0; /* called by an outer allocator call */
-	}
 	cookie = bpf_get_attach_cookie(ctx);
+	/* sp == a_sp: the outer tail-called us (realloc(NULL, n) jumps to
+	 * malloc): still the outer's call, whose kind is reported */
+	if (st->a_sp && sp <= st->a_sp) {
+		/* called by an outer allocator call; an outer without
+		 * uretprobe learns its result from its first inner call
+		 * that has one */
+		if ((st->a_cookie & MT_CK_NORET) && !st->a_inner_sp &&
+		    !(cookie & MT_CK_NORET)) {
+			st->a_inner_sp = sp;
+		}
+		return 0;
+	}
 	switch (MT_COOKIE_SHAPE(cookie)) {
 	case MT_SH_SIZE1:
 	case MT_SH_MALLOCX:
@@ -286,6 +296,7 @@ int BPF_KPROBE(alloc_enter, u64 a1, u64 a2, u64 a3)
 	st->a_size = size;
 	st->a_ptr = ptr;
 	st->a_cookie = cookie;
+	st->a_inner_sp = 0;
 	return 0;
 }
 
@@ -299,8 +310,16 @@ int BPF_KRETPROBE(alloc_exit, u64 ret)
 	u32 kind, shape;
 
 	st = bpf_map_lookup_elem(&threads, &id);
-	if (!st || !st->a_sp || sp <= st->a_sp) {
-		return 0; /* not ours, or an inner call returning */
+	if (!st || !st->a_sp) {
+		return 0;
+	}
+	if (st->a_cookie & MT_CK_NORET) {
+		/* the outer has no uretprobe: its inner call returning */
+		if (!st->a_inner_sp || sp <= st->a_inner_sp) {
+			return 0;
+		}
+	} else if (sp <= st->a_sp) {
+		return 0; /* an inner call returning */
 	}
 	cookie = st->a_cookie;
 	size = st->a_size;
@@ -374,7 +393,7 @@ int BPF_KPROBE(free_enter, u64 ptr)
 	if (!st) {
 		return 0;
 	}
-	if (st->a_sp && sp < st->a_sp) {
+	if (st->a_sp && sp <= st->a_sp) {
 		return 0; /* inside realloc & co: that event tells it */
 	}
 	if (st->f_addr == ptr && sp <= st->f_sp) {

@@ -12,12 +12,17 @@
  * program what the function's arguments mean:
  *   bits 0..7   event kind (enum mt_event_kind), 0xff: derived (mallocx)
  *   bits 8..15  argument shape (MT_SH_*)
+ *   bit 16      MT_CK_NORET: no uretprobe on this function (C++ operator
+ *               new: an exception unwinding through a uretprobe'd frame
+ *               finds the trampoline as return address and terminates);
+ *               the allocator call it makes reports the result instead
  */
 #define MT_COOKIE(kind, shape) ((unsigned long long)(kind) | \
 				((unsigned long long)(shape) << 8))
 #define MT_COOKIE_KIND(c) ((c) & 0xff)
 #define MT_COOKIE_SHAPE(c) (((c) >> 8) & 0xff)
 #define MT_KIND_DERIVED 0xff
+#define MT_CK_NORET (1ull << 16)
 
 enum mt_shape {
 	MT_SH_SIZE1 = 1,	/* f(size, ...) */

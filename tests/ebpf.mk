@@ -1,1 +1,79 @@
-# tests/ebpf
+# tests/ebpf: the eBPF source end to end. tests/progs/ are the traced
+# programs; they report on stdout the events their calls must produce.
+EXTRA_DIST += tests/progs/report.h tests/progs/alloc-jemalloc.c \
+	tests/progs/alloc-mimalloc.c
+
+if ENABLE_EBPF
+PROG_CFLAGS = $(AM_CFLAGS) -fno-builtin
+PROG_CPPFLAGS = -I$(srcdir)/tests/progs
+
+check_PROGRAMS += tests/progs/alloc-basic tests/progs/alloc-static \
+	tests/progs/alloc-mmap tests/progs/alloc-ctor tests/progs/alloc-cxx \
+	tests/progs/alloc-forktree tests/progs/alloc-dlopen \
+	tests/progs/alloc-toggle
+tests_progs_alloc_basic_SOURCES = tests/progs/alloc-basic.c
+tests_progs_alloc_basic_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_basic_CFLAGS = $(PROG_CFLAGS)
+# glibc linked statically: the allocator is found in the executable
+tests_progs_alloc_static_SOURCES = tests/progs/alloc-basic.c
+tests_progs_alloc_static_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_static_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_static_LDFLAGS = -all-static
+tests_progs_alloc_mmap_SOURCES = tests/progs/alloc-mmap.c
+tests_progs_alloc_mmap_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_mmap_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_ctor_SOURCES = tests/progs/alloc-ctor.c
+tests_progs_alloc_ctor_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_ctor_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_cxx_SOURCES = tests/progs/alloc-cxx.cc
+tests_progs_alloc_cxx_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_cxx_CXXFLAGS = -std=c++17 -fno-builtin -Wall
+tests_progs_alloc_forktree_SOURCES = tests/progs/alloc-forktree.c
+tests_progs_alloc_forktree_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_forktree_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_forktree_LDADD = $(PTHREAD_LIBS)
+tests_progs_alloc_dlopen_SOURCES = tests/progs/alloc-dlopen.c
+tests_progs_alloc_dlopen_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_dlopen_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_toggle_SOURCES = tests/progs/alloc-toggle.c
+tests_progs_alloc_toggle_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_toggle_CFLAGS = $(PROG_CFLAGS)
+
+# the library alloc-dlopen loads: tests/progs/.libs/libdlalloc.so
+check_LTLIBRARIES += tests/progs/libdlalloc.la
+tests_progs_libdlalloc_la_SOURCES = tests/progs/libdlalloc.c
+tests_progs_libdlalloc_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath /nowhere
+
+# Programs for allocators that may not be installed: built when they link,
+# their test cases skipped otherwise.
+OPTIONAL_PROGS = tests/progs/alloc-jemalloc tests/progs/alloc-jemalloc-static \
+	tests/progs/alloc-mimalloc
+tests/progs/optional.stamp: $(srcdir)/tests/progs/alloc-jemalloc.c \
+		$(srcdir)/tests/progs/alloc-mimalloc.c \
+		$(srcdir)/tests/progs/report.h
+	$(AM_V_GEN)$(MKDIR_P) tests/progs; \
+	pc="$(CC) $(PROG_CPPFLAGS) $(CPPFLAGS) $(PROG_CFLAGS) $(CFLAGS) $(LDFLAGS)"; \
+	$$pc -o tests/progs/alloc-jemalloc \
+		$(srcdir)/tests/progs/alloc-jemalloc.c -ljemalloc \
+		2>/dev/null || rm -f tests/progs/alloc-jemalloc; \
+	$$pc -o tests/progs/alloc-jemalloc-static \
+		$(srcdir)/tests/progs/alloc-jemalloc.c -Wl,-Bstatic -ljemalloc \
+		-Wl,-Bdynamic -lpthread -lm -ldl -lstdc++ \
+		2>/dev/null || rm -f tests/progs/alloc-jemalloc-static; \
+	$$pc -o tests/progs/alloc-mimalloc \
+		$(srcdir)/tests/progs/alloc-mimalloc.c -lmimalloc \
+		2>/dev/null || rm -f tests/progs/alloc-mimalloc; \
+	touch $@
+CLEANFILES += tests/progs/optional.stamp $(OPTIONAL_PROGS)
+
+if HAVE_CHECK
+check_PROGRAMS += tests/test-ebpf
+TESTS += tests/test-ebpf
+tests_test_ebpf_SOURCES = tests/test-ebpf.c tests/ebpf-testlib.c \
+	tests/ebpf-testlib.h
+tests_test_ebpf_CFLAGS = $(TEST_CFLAGS)
+tests_test_ebpf_LDADD = $(TEST_LIBS)
+EXTRA_tests_test_ebpf_DEPENDENCIES = tests/progs/optional.stamp
+endif
+endif

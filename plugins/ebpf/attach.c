@@ -43,6 +43,8 @@ struct alloc_sym {
 #define R(n, shape) { n, MT_COOKIE(MT_EV_REALLOC, MT_SH_##shape) }
 #define A(n, shape) { n, MT_COOKIE(MT_EV_ALIGNED_ALLOC, MT_SH_##shape) }
 #define F(n) { n, MT_COOKIE(MT_EV_FREE, MT_SH_FREE) }
+/* C++ operator new: no uretprobe (see MT_CK_NORET) */
+#define N(n, kind) { n, MT_COOKIE(MT_EV_##kind, MT_SH_SIZE1) | MT_CK_NORET }
 #define X(n, shape) { n, MT_COOKIE(MT_KIND_DERIVED, MT_SH_##shape) }
 
 /* The C allocator API: glibc, and the same names in jemalloc (plain, je_
@@ -69,14 +71,14 @@ static struct alloc_sym syms[] = {
 	JE_API("_rjem_"),
 
 	/* C++ operators (libstdc++ and libc++ share the Itanium mangling) */
-	M("_Znwm", SIZE1),
-	M("_Znam", SIZE1),
-	M("_ZnwmRKSt9nothrow_t", SIZE1),
-	M("_ZnamRKSt9nothrow_t", SIZE1),
-	A("_ZnwmSt11align_val_t", SIZE1),
-	A("_ZnamSt11align_val_t", SIZE1),
-	A("_ZnwmSt11align_val_tRKSt9nothrow_t", SIZE1),
-	A("_ZnamSt11align_val_tRKSt9nothrow_t", SIZE1),
+	N("_Znwm", MALLOC),
+	N("_Znam", MALLOC),
+	N("_ZnwmRKSt9nothrow_t", MALLOC),
+	N("_ZnamRKSt9nothrow_t", MALLOC),
+	N("_ZnwmSt11align_val_t", ALIGNED_ALLOC),
+	N("_ZnamSt11align_val_t", ALIGNED_ALLOC),
+	N("_ZnwmSt11align_val_tRKSt9nothrow_t", ALIGNED_ALLOC),
+	N("_ZnamSt11align_val_tRKSt9nothrow_t", ALIGNED_ALLOC),
 	F("_ZdlPv"),
 	F("_ZdaPv"),
 	F("_ZdlPvm"),
@@ -260,7 +262,13 @@ static int probe_cmp(const void *a, const void *b)
 {
 	const struct probe *x = a, *y = b;
 
-	return x->offset < y->offset ? -1 : x->offset > y->offset;
+	if (x->offset != y->offset) {
+		return x->offset < y->offset ? -1 : 1;
+	}
+	/* an alias with a uretprobe first: mimalloc's operator new is
+	 * mi_new, whose inner calls are inlined */
+	return (int)!!(x->cookie & MT_CK_NORET) -
+	       (int)!!(y->cookie & MT_CK_NORET);
 }
 
 /* File offset of virtual address addr, from the executable PT_LOADs. */
@@ -415,7 +423,7 @@ static int attach_file(struct ebpf_state *st, const char *path,
 			err = -ENOMEM;
 			break;
 		}
-		if (is_free) {
+		if (is_free || (probes[i].cookie & MT_CK_NORET)) {
 			continue;
 		}
 		/* the exit program reads what the entry stored */

@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/ebpf-testlib.c - see ebpf-testlib.h.
+ *
+ * The recording is decoded with the msgpack-zstd encoder plugin's decoder
+ * ($MEMTRACK_PLUGIN_PATH/encoder-msgpack-zstd.so), so the test reads what
+ * any consumer of the file would read.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <memtrack/plugin.h>
+
+#include "ebpf-testlib.h"
+
+static void test_log(const struct mt_host *host, enum mt_log_level level,
+		     const char *plugin, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", plugin ? plugin : "test");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const struct mt_host test_host = {
+	.size = sizeof(struct mt_host),
+	.abi_major = MT_ABI_MAJOR,
+	.abi_minor = MT_ABI_MINOR,
+	.log = test_log,
+	.log_level = MT_LOG_WARN,
+};
+
+void ebpf_require_bpf(void)
+{
+	const char *req = getenv("MEMTRACK_REQUIRE_BPF");
+	int required = req && !strcmp(req, "1");
+	const char *why = NULL;
+
+	if (geteuid() != 0) {
+		why = "not root";
+	} else if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		why = "kernel without BTF";
+	} else if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
+		why = "kernel without uprobes";
+	}
+	if (!why) {
+		return;
+	}
+	if (required) {
+		fprintf(stderr, "FAIL: BPF required (MEMTRACK_REQUIRE_BPF=1): %s\n",
+			why);
+		exit(99);
+	}
+	fprintf(stderr, "SKIP: %s\n", why);
+	exit(77);
+}
+
+const char *ebpf_prog(const char *name)
+{
+	static char path[4096];
+	const char *b = getenv("MT_BUILDDIR");
+
+	snprintf(path, sizeof(path), "%s/tests/progs/%s", b ? b : ".", name);
+	return path;
+}
+
+static char *slurp(int fd)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	if (!buf) {
+		return NULL;
+	}
+	lseek(fd, 0, SEEK_SET);
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len < 2) {
+			char *p = realloc(buf, cap * 2);
+
+			if (!p) {
+				free(buf);
+				return NULL;
+			}
+			buf = p;
+			cap *= 2;
+		}
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+static int parse_kind(const char *s)
+{
+	unsigned int k;
+
+	if (!strcmp(s, "Nothing")) {
+		return -1;
+	}
+	for (k = 0; k < MT_EV_KIND_COUNT; k++) {
+		if (!strcmp(s, mt_event_kind_name(k))) {
+			return (int)k;
+		}
+	}
+	return -2;
+}
+
+static int parse_expectations(struct ebpf_trace *t)
+{
+	char *line, *save = NULL, *copy = strdup(t->out);
+	size_t cap = 0;
+
+	if (!copy) {
+		return -1;
+	}
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct ebpf_expect e;
+		char kind[32];
+		unsigned long long addr, size, old;
+		int pid, tid;
+
+		if (sscanf(line, "%31s %d %d %lli %llu %lli", kind, &pid, &tid,
+			   &addr, &size, &old) != 6 ||
+		    (e.kind = parse_kind(kind)) < -1) {
+			continue; /* not a report line */
+		}
+		e.pid = pid;
+		e.tid = tid;
+		e.addr = addr;
+		e.size = size;
+		e.old_addr = old;
+		if (t->nexp == cap) {
+			void *p;
+
+			cap = cap ? 2 * cap : 64;
+			p = realloc(t->exp, cap * sizeof(*t->exp));
+			if (!p) {
+				free(copy);
+				return -1;
+			}
+			t->exp = p;
+		}
+		t->exp[t->nexp++] = e;
+	}
+	free(copy);
+	return 0;
+}
+
+struct collect {
+	struct ebpf_trace *t;
+	size_t cap;
+};
+
+static int on_events(void *ctx, const struct mt_event *events, size_t count)
+{
+	struct collect *c = ctx;
+	struct ebpf_trace *t = c->t;
+
+	if (t->nev + count > c->cap) {
+		size_t cap = c->cap ? c->cap : 1024;
+		void *p;
+
+		while (cap < t->nev + count) {
+			cap *= 2;
+		}
+		p = realloc(t->ev, cap * sizeof(*t->ev));
+		if (!p) {
+			return -ENOMEM;
+		}
+		t->ev = p;
+		c->cap = cap;
+	}
+	memcpy(t->ev + t->nev, events, count * sizeof(*events));
+	t->nev += count;
+	return 0;
+}
+
+static int decode_file(const char *file, struct ebpf_trace *t)
+{
+	const char *dir = getenv("MEMTRACK_PLUGIN_PATH");
+	const struct mt_plugin_desc *desc;
+	const struct mt_encoder_ops *enc;
+	struct collect c = { .t = t };
+	mt_plugin_entry_fn entry;
+	void *lib, *state = NULL;
+	char path[4096];
+	int fd, err = -1;
+
+	snprintf(path, sizeof(path), "%s/encoder-msgpack-zstd.so",
+		 dir ? dir : "plugins/.libs");
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
+		return -1;
+	}
+	entry = (mt_plugin_entry_fn)dlsym(lib, MT_PLUGIN_ENTRY_SYMBOL);
+	desc = entry ? entry() : NULL;
+	enc = desc ? desc->ops.encoder : NULL;
+	if (!enc || !enc->decode || enc->create(&test_host, NULL, &state)) {
+		fprintf(stderr, "%s: no usable decoder\n", path);
+		goto end;
+	}
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "cannot open %s: %s\n", file, strerror(errno));
+		goto end;
+	}
+	err = enc->decode(state, fd, file, on_events, NULL, &c);
+	close(fd);
+	if (err) {
+		fprintf(stderr, "decoding %s failed: %d\n", file, err);
+		err = -1;
+	}
+end:
+	if (state) {
+		enc->destroy(state);
+	}
+	dlclose(lib);
+	return err;
+}
+
+int ebpf_trace_run(const char *const *opts, const char *const *argv,
+		   struct ebpf_trace *t)
+{
+	const char *b = getenv("MT_BUILDDIR");
+	char memtrack[4096], out[] = "/tmp/mt-ebpf-test-XXXXXX";
+	char sinkarg[sizeof(out) + 16], outf[] = "/tmp/mt-ebpf-out-XXXXXX";
+	char errf[] = "/tmp/mt-ebpf-err-XXXXXX";
+	const char *args[64];
+	int fd, ofd, efd, status, n = 0, ret = -1;
+	size_t i;
+	pid_t pid;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(memtrack, sizeof(memtrack), "%s/memtrack", b ? b : ".");
+	fd = mkstemp(out);
+	ofd = mkstemp(outf);
+	efd = mkstemp(errf);
+	if (fd < 0 || ofd < 0 || efd < 0) {
+		perror("mkstemp");
+		return -1;
+	}
+	close(fd);
+	unlink(outf);
+	unlink(errf);
+	snprintf(sinkarg, sizeof(sinkarg), "file:%s", out);
+
+	args[n++] = memtrack;
+	for (i = 0; opts && opts[i] && n < 40; i++) {
+		args[n++] = opts[i];
+	}
+	args[n++] = "--source";
+	args[n++] = "ebpf";
+	args[n++] = "--sink";
+	args[n++] = sinkarg;
+	args[n++] = "--";
+	for (i = 0; argv[i] && n < 63; i++) {
+		args[n++] = argv[i];
+	}
+	args[n] = NULL;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		goto end;
+	}
+	if (pid == 0) {
+		dup2(ofd, 1);
+		dup2(efd, 2);
+		execv(memtrack, (char *const *)args);
+		fprintf(stderr, "cannot run %s: %s\n", memtrack,
+			strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			perror("waitpid");
+			goto end;
+		}
+	}
+	t->status = WIFEXITED(status) ? WEXITSTATUS(status) :
+					128 + WTERMSIG(status);
+	t->out = slurp(ofd);
+	t->err = slurp(efd);
+	if (!t->out || !t->err) {
+		goto end;
+	}
+	if (t->status != 0) {
+		fprintf(stderr, "memtrack exited with %d; stderr:\n%s\n",
+			t->status, t->err);
+	}
+	if (parse_expectations(t) || decode_file(out, t)) {
+		goto end;
+	}
+	ret = 0;
+end:
+	close(ofd);
+	close(efd);
+	unlink(out);
+	return ret;
+}
+
+void ebpf_trace_free(struct ebpf_trace *t)
+{
+	free(t->ev);
+	free(t->exp);
+	free(t->out);
+	free(t->err);
+	memset(t, 0, sizeof(*t));
+}
+
+size_t ebpf_count_size(const struct ebpf_trace *t, uint64_t size)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nev; i++) {
+		if (t->ev[i].kind != MT_EV_FREE && t->ev[i].size == size) {
+			n++;
+		}
+	}
+	return n;
+}
+
+static int is_alloc(int kind)
+{
+	return kind == MT_EV_MALLOC || kind == MT_EV_CALLOC ||
+	       kind == MT_EV_REALLOC || kind == MT_EV_ALIGNED_ALLOC;
+}
+
+static const char *kname(int kind)
+{
+	return kind < 0 ? "Nothing" : mt_event_kind_name((unsigned)kind);
+}
+
+/*
+ * Allocations: exactly one event of that size exists, of that kind, address,
+ * process and thread (sizes are unique per call, so an inner call reported
+ * too shows up as a second event of the same size). Frees: exactly one Free
+ * of the address by that thread between the event of the allocation the
+ * program made last at that address and the next allocation there.
+ * Mmap/Munmap/Brk: exactly one event of that kind, address and size.
+ */
+int ebpf_trace_check(const struct ebpf_trace *t)
+{
+	size_t *match, i, j;
+	int bad = 0;
+
+	match = calloc(t->nexp ? t->nexp : 1, sizeof(*match));
+	if (!match) {
+		return 1;
+	}
+	for (i = 0; i < t->nexp; i++) {
+		const struct ebpf_expect *x = &t->exp[i];
+		size_t n = 0, at = (size_t)-1;
+
+		match[i] = (size_t)-1;
+		if (x->kind < 0) {
+			n = ebpf_count_size(t, x->size);
+			if (n) {
+				fprintf(stderr,
+					"expected no event of size %llu, got %zu\n",
+					(unsigned long long)x->size, n);
+				bad++;
+			}
+			continue;
+		}
+		if (is_alloc(x->kind)) {
+			for (j = 0; j < t->nev; j++) {
+				if (t->ev[j].kind != MT_EV_FREE &&
+				    t->ev[j].size == x->size &&
+				    t->ev[j].kind <= MT_EV_ALIGNED_ALLOC) {
+					n++;
+					at = j;
+				}
+			}
+		} else if (x->kind == MT_EV_FREE) {
+			size_t from = 0, to = t->nev;
+
+			/* the allocation it frees: the program's last one at
+			 * this address */
+			for (j = i; j-- > 0;) {
+				if (is_alloc(t->exp[j].kind) &&
+				    t->exp[j].addr == x->addr &&
+				    match[j] != (size_t)-1) {
+					from = match[j] + 1;
+					break;
+				}
+			}
+			for (j = from; j < t->nev; j++) {
+				if (j > from && is_alloc(t->ev[j].kind) &&
+				    t->ev[j].addr == x->addr) {
+					to = j;
+					break;
+				}
+			}
+			for (j = from; j < to; j++) {
+				if (t->ev[j].kind == MT_EV_FREE &&
+				    t->ev[j].addr == x->addr &&
+				    t->ev[j].tid == x->tid) {
+					n++;
+					at = j;
+				}
+			}
+		} else {
+			for (j = 0; j < t->nev; j++) {
+				if (t->ev[j].kind == x->kind &&
+				    t->ev[j].addr == x->addr &&
+				    t->ev[j].size == x->size &&
+				    t->ev[j].tid == x->tid) {
+					n++;
+					at = j;
+				}
+			}
+		}
+		if (n != 1) {
+			fprintf(stderr,
+				"expected one %s addr %#llx size %llu pid %d tid %d, found %zu\n",
+				kname(x->kind), (unsigned long long)x->addr,
+				(unsigned long long)x->size, x->pid, x->tid, n);
+			bad++;
+			continue;
+		}
+		{
+			const struct mt_event *e = &t->ev[at];
+			int want_old = x->kind == MT_EV_REALLOC && x->old_addr;
+
+			if (e->kind != x->kind || e->addr != x->addr ||
+			    e->pid != x->pid || e->tid != x->tid ||
+			    (x->kind != MT_EV_FREE && e->size != x->size) ||
+			    !!(e->flags & MT_EVF_OLD_ADDR) != want_old ||
+			    (want_old && e->old_addr != x->old_addr)) {
+				fprintf(stderr,
+					"expected %s addr %#llx size %llu old %#llx pid %d tid %d, got %s addr %#llx size %llu old %#llx%s pid %d tid %d\n",
+					kname(x->kind),
+					(unsigned long long)x->addr,
+					(unsigned long long)x->size,
+					(unsigned long long)x->old_addr,
+					x->pid, x->tid, kname(e->kind),
+					(unsigned long long)e->addr,
+					(unsigned long long)e->size,
+					(unsigned long long)e->old_addr,
+					e->flags & MT_EVF_OLD_ADDR ? "" :
+								     " (none)",
+					e->pid, e->tid);
+				bad++;
+				continue;
+			}
+		}
+		match[i] = at;
+	}
+	free(match);
+	return bad;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/ebpf-testlib.h - run a program under `memtrack --source ebpf`,
+ * decode the recording and compare it with what the program says it did
+ * (tests/progs/report.h).
+ */
+#ifndef MT_TEST_EBPF_TESTLIB_H
+#define MT_TEST_EBPF_TESTLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <memtrack/event.h>
+
+/* One line of a test program: the event one of its calls must produce. */
+struct ebpf_expect {
+	int kind; /* enum mt_event_kind, or -1: "Nothing" */
+	int32_t pid;
+	int32_t tid;
+	uint64_t addr;
+	uint64_t size;
+	uint64_t old_addr;
+};
+
+struct ebpf_trace {
+	struct mt_event *ev;
+	size_t nev;
+	struct ebpf_expect *exp;
+	size_t nexp;
+	char *out;   /* the program's stdout */
+	char *err;   /* memtrack's stderr */
+	int status;  /* memtrack's exit status (wait status decoded) */
+};
+
+/* Exit 77 (skip) without root or BPF; fail instead when
+ * MEMTRACK_REQUIRE_BPF=1. Call first in main(). */
+void ebpf_require_bpf(void);
+
+/* $MT_BUILDDIR/tests/progs/NAME, static storage. */
+const char *ebpf_prog(const char *name);
+
+/* Run memtrack [opts...] --source ebpf --sink file:TMP -- argv...; both
+ * lists NULL-terminated (opts may be NULL). Returns 0 or -1 (with a
+ * message on stderr). */
+int ebpf_trace_run(const char *const *opts, const char *const *argv,
+		   struct ebpf_trace *t);
+void ebpf_trace_free(struct ebpf_trace *t);
+
+/* Check every expectation against the events; returns the number of
+ * mismatches, each explained on stderr. */
+int ebpf_trace_check(const struct ebpf_trace *t);
+
+/* Events with this size (any kind, any process). */
+size_t ebpf_count_size(const struct ebpf_trace *t, uint64_t size);
+
+#endif

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test-ebpf.c - the eBPF source end to end: memtrack records each
+ * program of tests/progs/ and the recording must hold exactly the events
+ * the program reports (see tests/progs/report.h).
+ *
+ * Needs root and BPF: exits 77 (skip) otherwise, or fails when
+ * MEMTRACK_REQUIRE_BPF=1.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebpf-testlib.h"
+
+/* Run argv under memtrack (with opts) and check the recording. */
+static void trace_and_check(const char *const *opts, const char *const *argv,
+			    size_t min_expect)
+{
+	struct ebpf_trace t;
+	int bad;
+
+	ck_assert_int_eq(ebpf_trace_run(opts, argv, &t), 0);
+	ck_assert_msg(t.status == 0, "memtrack exited %d: %s", t.status,
+		      t.err);
+	ck_assert_msg(t.nexp >= min_expect,
+		      "the program reported %zu calls, expected %zu:\n%s",
+		      t.nexp, min_expect, t.out);
+	bad = ebpf_trace_check(&t);
+	ck_assert_msg(bad == 0, "%d mismatches in %zu events (see above)",
+		      bad, t.nev);
+	ebpf_trace_free(&t);
+}
+
+static void run_prog(const char *name, size_t min_expect)
+{
+	const char *argv[] = { ebpf_prog(name), NULL };
+
+	trace_and_check(NULL, argv, min_expect);
+}
+
+/* Optional programs are built only when their library is installed. */
+static int have_prog(const char *name)
+{
+	if (access(ebpf_prog(name), X_OK)) {
+		fprintf(stderr, "%s not built: case skipped\n", name);
+		return 0;
+	}
+	return 1;
+}
+
+START_TEST(test_glibc)
+{
+	run_prog("alloc-basic", 23);
+}
+END_TEST
+
+START_TEST(test_glibc_static)
+{
+	run_prog("alloc-static", 23);
+}
+END_TEST
+
+START_TEST(test_syscalls)
+{
+	run_prog("alloc-mmap", 6);
+}
+END_TEST
+
+START_TEST(test_constructor)
+{
+	run_prog("alloc-ctor", 2);
+}
+END_TEST
+
+START_TEST(test_cxx)
+{
+	run_prog("alloc-cxx", 27);
+}
+END_TEST
+
+START_TEST(test_fork_tree)
+{
+	/* 9 levels (0..8) x 2 lines + 4 threads x 2 lines */
+	run_prog("alloc-forktree", 26);
+}
+END_TEST
+
+START_TEST(test_bash_exec)
+{
+	char cmd[8192];
+	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+
+	if (access("/bin/bash", X_OK) == 0) {
+		argv[0] = "/bin/bash";
+	}
+	/* the shell forks, the child execs; the second runs in place */
+	/* ebpf_prog() returns static storage: one call per statement */
+	snprintf(cmd, sizeof(cmd), "%s; ", ebpf_prog("alloc-basic"));
+	strncat(cmd, ebpf_prog("alloc-ctor"), sizeof(cmd) - strlen(cmd) - 1);
+	trace_and_check(NULL, argv, 25);
+}
+END_TEST
+
+START_TEST(test_dlopen)
+{
+	char prog[4096], lib[4096];
+	const char *argv[] = { prog, lib, NULL };
+
+	snprintf(prog, sizeof(prog), "%s", ebpf_prog("alloc-dlopen"));
+	snprintf(lib, sizeof(lib), "%s", ebpf_prog(".libs/libdlalloc.so"));
+	trace_and_check(NULL, argv, 2);
+}
+END_TEST
+
+START_TEST(test_jemalloc)
+{
+	if (have_prog("alloc-jemalloc")) {
+		run_prog("alloc-jemalloc", 16);
+	}
+}
+END_TEST
+
+START_TEST(test_jemalloc_static)
+{
+	if (have_prog("alloc-jemalloc-static")) {
+		run_prog("alloc-jemalloc-static", 16);
+	}
+}
+END_TEST
+
+START_TEST(test_mimalloc)
+{
+	if (have_prog("alloc-mimalloc")) {
+		run_prog("alloc-mimalloc", 13);
+	}
+}
+END_TEST
+
+START_TEST(test_toggle)
+{
+	char sock[64];
+	const char *opts[] = { "--start-disabled", "--control", sock, NULL };
+	const char *argv[] = { ebpf_prog("alloc-toggle"), sock, NULL };
+
+	snprintf(sock, sizeof(sock), "/tmp/mt-ebpf-ctl-%d", (int)getpid());
+	trace_and_check(opts, argv, 4);
+	unlink(sock);
+}
+END_TEST
+
+START_TEST(test_bad_option)
+{
+	const char *b = getenv("MT_BUILDDIR");
+	char *cmd = NULL;
+
+	/* an unknown option is refused before anything runs */
+	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack --source ebpf:bogus=1 --sink file:/dev/null -- /bin/true 2>/dev/null",
+				  b ? b : "."), 0);
+	ck_assert_int_ne(system(cmd), 0);
+	free(cmd);
+}
+END_TEST
+
+static Suite *ebpf_suite(void)
+{
+	Suite *s = suite_create("ebpf");
+	TCase *tc = tcase_create("trace");
+
+	/* a run attaches uprobes and starts several processes */
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_glibc);
+	tcase_add_test(tc, test_glibc_static);
+	tcase_add_test(tc, test_syscalls);
+	tcase_add_test(tc, test_constructor);
+	tcase_add_test(tc, test_cxx);
+	tcase_add_test(tc, test_fork_tree);
+	tcase_add_test(tc, test_bash_exec);
+	tcase_add_test(tc, test_dlopen);
+	tcase_add_test(tc, test_jemalloc);
+	tcase_add_test(tc, test_jemalloc_static);
+	tcase_add_test(tc, test_mimalloc);
+	tcase_add_test(tc, test_toggle);
+	tcase_add_test(tc, test_bad_option);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	ebpf_require_bpf();
+	sr = srunner_create(ebpf_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
