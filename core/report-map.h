@@ -29,7 +29,7 @@ struct mt_live_slot {
 	uint64_t addr; /* 0: empty (address 0 is never a live block) */
 	uint64_t size;
 	int32_t pid;
-	int32_t tid;  /* the allocating thread */
+	uint32_t thread; /* the allocating thread (report.c's index) */
 	uint32_t site;
 };
 

@@ -46,6 +46,7 @@ struct mt_rep_series {
 	struct mt_rep_sample *s; /* MT_REP_SERIES buckets */
 	size_t n;                /* buckets in use */
 	uint64_t step;           /* ns per bucket, a power of two */
+	unsigned int shift;      /* log2(step) */
 	struct mt_rep_sample level; /* after the latest event */
 };
 

@@ -43,6 +43,7 @@ struct mt_rep_state {
 	struct mt_idx_map proc_idx, thread_idx, site_idx;
 	size_t procs_cap, sites_cap, threads_cap, nthreads;
 	struct thread *threads;
+	uint32_t *class_site; /* [proc * MT_REP_CLASSES + class]: site + 1 */
 	/* the last process and thread seen: consecutive events mostly share
 	 * them */
 	int64_t cur_proc;
@@ -263,6 +264,7 @@ static void series_halve(struct mt_rep_series *s)
 	}
 	s->n = (s->n + 1) / 2;
 	s->step *= 2;
+	s->shift++;
 }
 
 /* Record the process's levels after an event at ts (relative). */
@@ -275,10 +277,11 @@ static void series_note(struct mt_rep_proc *p, uint64_t ts)
 	if (!s->s) {
 		return; /* no memory for it: the chart leaves it out */
 	}
-	i = ts / s->step;
+	/* a shift, not a division: this runs for every event */
+	i = ts >> s->shift;
 	while (i >= MT_REP_SERIES) {
 		series_halve(s);
-		i = ts / s->step;
+		i = ts >> s->shift;
 	}
 	if (s->n && i < s->n - 1) {
 		i = s->n - 1; /* out of order: time never goes back here */
@@ -338,12 +341,22 @@ static struct mt_rep_proc *get_proc(struct mt_rep_state *st, int32_t pid)
 			return NULL;
 		}
 		if (r->nprocs == st->procs_cap) {
+			size_t cap = st->procs_cap;
+			uint32_t *cs;
+
 			p = grow(r->procs, &st->procs_cap, sizeof(*p));
 			if (!p) {
 				st->err = -ENOMEM;
 				return NULL;
 			}
 			r->procs = p;
+			cs = grow(st->class_site, &cap,
+				  MT_REP_CLASSES * sizeof(*cs));
+			if (!cs) {
+				st->err = -ENOMEM;
+				return NULL;
+			}
+			st->class_site = cs;
 		}
 		if (mt_idx_put(&st->proc_idx, (uint32_t)pid,
 			       (uint32_t)r->nprocs) < 0) {
@@ -354,6 +367,7 @@ static struct mt_rep_proc *get_proc(struct mt_rep_state *st, int32_t pid)
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
 		p->series.step = 1024;
+		p->series.shift = 10;
 		/* one buffer per process, not per event; without it the
 		 * process is only missing from the chart */
 		p->series.s = malloc(MT_REP_SERIES * sizeof(*p->series.s));
@@ -467,8 +481,9 @@ static void on_free(struct mt_rep_state *st, struct mt_rep_proc *p,
 	p->live -= slot->size;
 	p->live_blocks--;
 	r->live -= slot->size;
-	t = get_thread(st, slot->pid, slot->tid);
-	if (t && t->last_alloc == addr) {
+	/* the allocating thread by index: no lookup on the free path */
+	t = &st->threads[slot->thread];
+	if (t->last_alloc == addr) {
 		p->temporary++;
 		s->temporary++;
 		t->last_alloc = 0;
@@ -514,9 +529,20 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 	if (r->nbig < MT_REP_TOP || ev->size > r->big[MT_REP_TOP - 1].size) {
 		note_big(r, ev, ts);
 	}
-	si = get_site(st, p->pid, cls);
+	t = get_thread(st, ev->pid, ev->tid);
+	if (!t) {
+		return st->err;
+	}
+	/* without stacks a site is (process, class): a direct table per
+	 * process saves the site lookup; stack ids will go through get_site */
+	si = (int64_t)st->class_site[st->cur_proc * MT_REP_CLASSES + cls] - 1;
 	if (si < 0) {
-		return (int)si;
+		si = get_site(st, p->pid, cls);
+		if (si < 0) {
+			return (int)si;
+		}
+		st->class_site[st->cur_proc * MT_REP_CLASSES + cls] =
+			(uint32_t)si + 1;
 	}
 	s = &r->sites[si];
 	s->count++;
@@ -539,7 +565,8 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 	} else {
 		st->live.used++;
 	}
-	*slot = (struct mt_live_slot){ ev->addr, ev->size, p->pid, ev->tid,
+	*slot = (struct mt_live_slot){ ev->addr, ev->size, p->pid,
+				       (uint32_t)(t - st->threads),
 				       (uint32_t)si };
 	note_site_change(r, s);
 	s->live += ev->size;
@@ -556,10 +583,7 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 		r->peak_ts = ts;
 		r->peak_gen++;
 	}
-	t = get_thread(st, ev->pid, ev->tid);
-	if (t) {
-		t->last_alloc = ev->addr;
-	}
+	t->last_alloc = ev->addr;
 	return 0;
 }
 
@@ -703,6 +727,8 @@ struct mt_rep *mt_rep_finish(struct mt_rep_state *st)
 	free(st->thread_idx.slots);
 	free(st->site_idx.slots);
 	free(st->threads);
+	free(st->class_site);
+	st->class_site = NULL;
 	memset(&st->live, 0, sizeof(st->live));
 	st->proc_idx.slots = st->thread_idx.slots = st->site_idx.slots = NULL;
 	st->threads = NULL;
