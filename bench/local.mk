@@ -19,3 +19,4 @@ bench: bench/bench-write$(EXEEXT) memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
 		bench/bench-write$(EXEEXT)
 	MEMTRACK_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs' \
 		$(SHELL) $(srcdir)/bench/bench-replay.sh '$(abs_top_builddir)'
+include bench/report.mk
