@@ -46,6 +46,8 @@
 #include "log.h"
 #include "pipeline.h"
 
+#define MAX_DEFAULT_WORKERS 8
+#define MAX_DEFAULT_QUEUE 8
 #define DEFAULT_BATCH_EVENTS 65536
 
 struct batch {
@@ -585,11 +587,21 @@ int mt_pipeline_create(const struct mt_pipeline_config *cfg,
 		goto error;
 	}
 	if (!nworkers) {
+		/* One level-1 zstd worker takes ~10M events/s, far beyond
+		 * what uprobes deliver: more than 8 would only cost memory. */
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		nworkers = ncpu > 0 ? (unsigned int)ncpu : 1;
+		if (nworkers > MAX_DEFAULT_WORKERS) {
+			nworkers = MAX_DEFAULT_WORKERS;
+		}
 	}
 	if (!queue_cap) {
+		/* Enough to keep every worker busy while the producer
+		 * fills the next batch; each queued batch is 4 MiB. */
 		queue_cap = 2 * (size_t)nworkers;
+		if (queue_cap > MAX_DEFAULT_QUEUE) {
+			queue_cap = MAX_DEFAULT_QUEUE;
+		}
 	}
 	nbatches = queue_cap + nworkers + 1;
 

@@ -4,8 +4,9 @@
  * N encoder workers (one frame per batch) -> bounded reorder buffer -> one
  * writer thread calling the sink in sequence order.
  *
- * Memory is bounded whatever the trace length: a fixed pool of batches
- * circulates; a full queue blocks the producer (mt_emitter.flush).
+ * Memory is bounded whatever the trace length: with Q = queue_batches and
+ * N = workers, Q + N + 1 batch buffers circulate and at most Q + 2N frames
+ * exist at once; a full queue blocks the producer (mt_emitter.flush).
  *
  * Errors: the first failure anywhere (encoder, sink) is kept with its errno
  * and message (logged where it happened, once); later failures caused by the
@@ -32,9 +33,9 @@ struct mt_pipeline_config {
 	const char *encoder_args; /* may be NULL */
 	const struct mt_sink_ops *sink;
 	void *sink_state; /* opened by the caller; the pipeline closes it */
-	unsigned int workers;  /* 0: online CPUs */
+	unsigned int workers;  /* 0: online CPUs, at most 8 */
 	size_t batch_events;   /* 0: 65536 */
-	size_t queue_batches;  /* 0: 2 * workers; bounded work queue depth */
+	size_t queue_batches;  /* 0: 2 * workers, at most 8 */
 	/* Test hook: called by a worker before encoding batch seq. */
 	void (*before_encode)(uint64_t seq, void *ctx);
 	void *hook_ctx;
