@@ -1,7 +1,8 @@
 # bpf: the BPF programs of the eBPF source, compiled with clang and turned
 # into a libbpf skeleton (bpf/memtrack.skel.h, in the build tree) that the
 # plugin includes.
-EXTRA_DIST += bpf/memtrack.bpf.c bpf/memtrack.h bpf/vmlinux/x86/vmlinux.h
+EXTRA_DIST += bpf/memtrack.bpf.c bpf/memtrack.h bpf/null.bpf.c \
+	bpf/vmlinux/x86/vmlinux.h
 
 if ENABLE_EBPF
 BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 \
@@ -24,6 +25,15 @@ bpf/memtrack.bpf.o: bpf/memtrack.bpf.c bpf/memtrack.h bpf/vmlinux.h
 bpf/memtrack.skel.h: bpf/memtrack.bpf.o
 	$(AM_V_GEN)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+# do-nothing programs for bench/bench-ebpf (built by 'make bench' only)
+bpf/null.bpf.o: bpf/null.bpf.c bpf/vmlinux.h
+	$(AM_V_CC)$(MKDIR_P) bpf && \
+	$(CLANG) $(BPF_CFLAGS) -c $(srcdir)/bpf/null.bpf.c -o $@
+
+bpf/null.skel.h: bpf/null.bpf.o
+	$(AM_V_GEN)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
 BUILT_SOURCES += bpf/memtrack.skel.h
-CLEANFILES += bpf/vmlinux.h bpf/memtrack.bpf.o bpf/memtrack.skel.h
+CLEANFILES += bpf/vmlinux.h bpf/memtrack.bpf.o bpf/memtrack.skel.h \
+	bpf/null.bpf.o bpf/null.skel.h
 endif

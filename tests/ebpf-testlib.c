@@ -237,6 +237,12 @@ end:
 int ebpf_trace_run(const char *const *opts, const char *const *argv,
 		   struct ebpf_trace *t)
 {
+	return ebpf_trace_run_source("ebpf", opts, argv, t);
+}
+
+int ebpf_trace_run_source(const char *source, const char *const *opts,
+			  const char *const *argv, struct ebpf_trace *t)
+{
 	const char *b = getenv("MT_BUILDDIR");
 	char memtrack[4096], out[] = "/tmp/mt-ebpf-test-XXXXXX";
 	char sinkarg[sizeof(out) + 16], outf[] = "/tmp/mt-ebpf-out-XXXXXX";
@@ -265,7 +271,7 @@ int ebpf_trace_run(const char *const *opts, const char *const *argv,
 		args[n++] = opts[i];
 	}
 	args[n++] = "--source";
-	args[n++] = "ebpf";
+	args[n++] = source;
 	args[n++] = "--sink";
 	args[n++] = sinkarg;
 	args[n++] = "--";

@@ -44,6 +44,9 @@ const char *ebpf_prog(const char *name);
  * message on stderr). */
 int ebpf_trace_run(const char *const *opts, const char *const *argv,
 		   struct ebpf_trace *t);
+/* The same with another --source argument (e.g. "ebpf:ring-size=256k"). */
+int ebpf_trace_run_source(const char *source, const char *const *opts,
+			  const char *const *argv, struct ebpf_trace *t);
 void ebpf_trace_free(struct ebpf_trace *t);
 
 /* Check every expectation against the events; returns the number of

@@ -10,7 +10,7 @@ PROG_CPPFLAGS = -I$(srcdir)/tests/progs
 check_PROGRAMS += tests/progs/alloc-basic tests/progs/alloc-static \
 	tests/progs/alloc-mmap tests/progs/alloc-ctor tests/progs/alloc-cxx \
 	tests/progs/alloc-forktree tests/progs/alloc-dlopen \
-	tests/progs/alloc-toggle
+	tests/progs/alloc-toggle tests/progs/alloc-stress
 tests_progs_alloc_basic_SOURCES = tests/progs/alloc-basic.c
 tests_progs_alloc_basic_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_basic_CFLAGS = $(PROG_CFLAGS)
@@ -38,6 +38,11 @@ tests_progs_alloc_dlopen_CFLAGS = $(PROG_CFLAGS)
 tests_progs_alloc_toggle_SOURCES = tests/progs/alloc-toggle.c
 tests_progs_alloc_toggle_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_toggle_CFLAGS = $(PROG_CFLAGS)
+
+tests_progs_alloc_stress_SOURCES = tests/progs/alloc-stress.c
+tests_progs_alloc_stress_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_stress_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_stress_LDADD = $(PTHREAD_LIBS)
 
 # the library alloc-dlopen loads: tests/progs/.libs/libdlalloc.so
 check_LTLIBRARIES += tests/progs/libdlalloc.la

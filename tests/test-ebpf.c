@@ -153,6 +153,26 @@ START_TEST(test_toggle)
 }
 END_TEST
 
+/* A ring far too small for the burst: producers are paused, nothing lost. */
+START_TEST(test_no_loss)
+{
+	const char *argv[] = { ebpf_prog("alloc-stress"), "20000", NULL };
+	struct ebpf_trace t;
+	int i;
+
+	/* the source's options ride on --source: run memtrack by hand */
+	ck_assert_int_eq(ebpf_trace_run_source("ebpf:ring-size=256k", NULL,
+					       argv, &t), 0);
+	ck_assert_msg(t.status == 0, "memtrack exited %d: %s", t.status,
+		      t.err);
+	ck_assert_msg(!strstr(t.err, "lost"), "%s", t.err);
+	for (i = 0; i < 4; i++) {
+		ck_assert_uint_eq(ebpf_count_size(&t, 90000 + i), 20000);
+	}
+	ebpf_trace_free(&t);
+}
+END_TEST
+
 START_TEST(test_bad_option)
 {
 	const char *b = getenv("MT_BUILDDIR");
@@ -185,6 +205,7 @@ static Suite *ebpf_suite(void)
 	tcase_add_test(tc, test_jemalloc_static);
 	tcase_add_test(tc, test_mimalloc);
 	tcase_add_test(tc, test_toggle);
+	tcase_add_test(tc, test_no_loss);
 	tcase_add_test(tc, test_bad_option);
 	suite_add_tcase(s, tc);
 	return s;

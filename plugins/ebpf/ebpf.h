@@ -60,6 +60,7 @@ struct ebpf_state {
 	uint64_t drops_reported;
 	uint64_t ctl_drops_reported;
 	uint64_t attach_count;
+	uint64_t throttle_count;
 };
 
 /* attach.c: handle the executable files a process maps: attach the uprobes

@@ -339,6 +339,7 @@ static int on_ctl(void *ctx, void *data, size_t len)
 		break;
 	case MT_CTL_THROTTLE:
 		h->reasons |= HOLD_THROTTLE;
+		st->throttle_count++;
 		break;
 	default:
 		hold_release(st, h, 0);
@@ -585,6 +586,11 @@ static int ebpf_drain(void *state, struct mt_emitter *em)
 		ret = ebpf_read(st, em, (size_t)1 << 30, &flags);
 	} while (ret > 0);
 	report_drops(st);
+	if (st->throttle_count) {
+		ebpf_log(st, MT_LOG_INFO,
+			 "producers paused %llu times for the reader to catch up",
+			 (unsigned long long)st->throttle_count);
+	}
 	return ret < 0 ? ret : 0;
 }
 
