@@ -31,6 +31,7 @@
 #include "report-model.h"
 
 #define MAX_PROCS 65536
+#define PREFETCH 8 /* events ahead */
 
 struct thread {
 	uint64_t last_alloc; /* address of its latest allocation, 0: none */
@@ -638,6 +639,17 @@ int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n)
 		struct mt_rep_proc *p;
 		uint64_t ts;
 
+		/* the block table is bigger than the caches and addresses
+		 * hash at random: ask for the slot of a later event now, so
+		 * it has arrived when that event gets there */
+		if (i + PREFETCH < n && st->live.slots) {
+			const struct mt_event *ahead = ev + PREFETCH;
+			uint64_t a = ahead->kind == MT_EV_REALLOC ?
+					     ahead->old_addr : ahead->addr;
+
+			__builtin_prefetch(&st->live.slots[mt_live_home(
+				&st->live, ahead->pid, a)]);
+		}
 		if (ev->kind >= MT_EV_KIND_COUNT ||
 		    (o->has_pid && ev->pid != o->pid)) {
 			continue;
