@@ -36,6 +36,7 @@ struct ebpf_state {
 	struct memtrack_bpf *skel;
 	struct ring_buffer *rb;
 	size_t ring_size;
+	size_t throttle_at;
 	/* read-only view of the event ring's positions (libbpf 1.1 has no
 	 * ring__avail_data_size()) */
 	volatile uint64_t *cons_pos;

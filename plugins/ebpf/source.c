@@ -10,8 +10,12 @@
  * (see attach.c): BPF stops the process at exec / at an executable mmap and
  * announces it on the `ctl` ring; read() attaches and sends SIGCONT.
  *
- * Args: "ring-size=BYTES" (event ring, power of two, default 16M; k/M/G
- * suffixes accepted).
+ * Args (comma-separated, k/M/G suffixes accepted):
+ *   ring-size=BYTES  the event ring, a power of two (default 16M)
+ *   throttle=BYTES   unread bytes at which a producing process is paused
+ *                    until the reader has caught up (default and maximum:
+ *                    3/4 of the ring; the rest is room for what its other
+ *                    threads emit before the stop reaches them)
  */
 #include "config.h"
 
@@ -142,9 +146,20 @@ static int parse_args(struct ebpf_state *st, const char *args)
 				break;
 			}
 			st->ring_size = v;
+		} else if (!strncmp(tok, "throttle=", 9)) {
+			size_t v;
+
+			if (parse_size(tok + 9, &v) || !v) {
+				ebpf_log(st, MT_LOG_ERROR,
+					 "option throttle=%s: a byte count expected",
+					 tok + 9);
+				err = -EINVAL;
+				break;
+			}
+			st->throttle_at = v;
 		} else {
 			ebpf_log(st, MT_LOG_ERROR,
-				 "unknown option '%s' (known: ring-size=BYTES)",
+				 "unknown option '%s' (known: ring-size=BYTES, throttle=BYTES)",
 				 tok);
 			err = -EINVAL;
 			break;
@@ -288,7 +303,7 @@ static void resume_throttled(struct ebpf_state *st, int all)
 	int fd = bpf_map__fd(st->skel->maps.throttled);
 	size_t i = 0;
 
-	if (!all && ring_unread(st) > st->ring_size / 4) {
+	if (!all && ring_unread(st) > st->throttle_at / 2) {
 		return;
 	}
 	while (i < st->nholds) {
@@ -416,8 +431,13 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	}
 	/* stop producers at 3/4, leaving room for what their other threads
 	 * emit before the stop reaches them; wake the reader at 1/8 */
-	st->skel->rodata->throttle_at = st->ring_size / 4 * 3;
-	st->skel->rodata->wakeup_at = st->ring_size / 8;
+	if (!st->throttle_at || st->throttle_at > st->ring_size / 4 * 3) {
+		st->throttle_at = st->ring_size / 4 * 3;
+	}
+	st->skel->rodata->throttle_at = st->throttle_at;
+	st->skel->rodata->wakeup_at = st->throttle_at < st->ring_size / 8 ?
+					      st->throttle_at :
+					      st->ring_size / 8;
 	err = memtrack_bpf__load(st->skel);
 	if (err) {
 		ebpf_log(st, MT_LOG_ERROR,
