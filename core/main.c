@@ -40,7 +40,7 @@ static void usage(FILE *out)
 		"  --source NAME[:ARGS]   event source (default: ebpf)\n"
 		"  --encoder NAME[:ARGS]  encoder (default: msgpack-zstd; e.g. msgpack-zstd:level=3)\n"
 		"  --sink NAME[:ARGS]     where frames go (default: file:<pid>.MemtrackArtifact.msgpack)\n"
-		"  --workers N            encoder threads (default: online CPUs)\n"
+		"  --workers N            encoder threads (default: online CPUs, at most 8)\n"
 		"  --batch N              events per frame (default: 65536)\n"
 		"  --chunk N              events per source read (default: 1024)\n"
 		"  --control PATH         unix socket taking enable, disable, ping\n"
