@@ -1273,6 +1273,150 @@ START_TEST(test_callback_stops)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Stable-input path (encoder.c) against the buffered stream           */
+/* ------------------------------------------------------------------ */
+
+/* A state that takes the buffered path whatever libzstd offers. */
+static void *new_buffered_state(const char *args)
+{
+	void *state;
+
+	setenv("MEMTRACK_MSGPACK_ZSTD_NO_STABLE", "1", 1);
+	state = new_state(args);
+	unsetenv("MEMTRACK_MSGPACK_ZSTD_NO_STABLE");
+	return state;
+}
+
+/* The frame must hold exactly the msgpack bytes of ev[0..n). */
+static void assert_frame_holds(const struct buf *frame,
+			       const struct mt_event *ev, size_t n)
+{
+	size_t cap = n * MT_MSGPACK_EVENT_MAX + MT_MSGPACK_EVENT_MAX;
+	uint8_t *want = malloc(cap), *got = malloc(cap);
+	size_t wlen, glen, done;
+
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	wlen = mt_msgpack_pack(want, cap, ev, n, &done);
+	ck_assert_uint_eq(done, n);
+	glen = ZSTD_decompress(got, cap, frame->data, frame->len);
+	ck_assert_msg(!ZSTD_isError(glen), "%s", ZSTD_getErrorName(glen));
+	ck_assert_uint_eq(glen, wlen);
+	ck_assert(!memcmp(got, want, wlen));
+	free(want);
+	free(got);
+}
+
+/*
+ * Batches on both sides of a zstd block (128 KiB of msgpack), where the
+ * stable path hands over to the buffered one, and up to a whole pipeline
+ * batch: same msgpack bytes, no content size in the header (the reference
+ * writer streams), and the very same frame up to zstd's window.
+ */
+START_TEST(test_stable_matches_buffered)
+{
+	size_t n = 70000, i, k, lens_n = 0, block_n = 0, done;
+	struct mt_event *ev = calloc(n, sizeof(*ev));
+	uint8_t rec[MT_MSGPACK_EVENT_MAX];
+	void *stable = new_state(NULL), *buffered = new_buffered_state(NULL);
+	void *stable3 = new_state("level=3");
+	void *buffered3 = new_buffered_state("level=3");
+
+	ck_assert_ptr_nonnull(ev);
+	for (i = 0; i < n; i++) {
+		random_event(&ev[i]);
+		lens_n += mt_msgpack_pack(rec, sizeof(rec), &ev[i], 1, &done);
+		if (lens_n < ZSTD_BLOCKSIZE_MAX) {
+			block_n = i + 1; /* ev[0..block_n) is under a block */
+		}
+	}
+	{
+		const size_t sizes[] = {
+			0, 1, 126, block_n - 1, block_n, block_n + 1,
+			block_n + 2, 3 * block_n, 5000, 20000, 65536, n,
+		};
+
+		for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			struct buf a = encode_all(stable, ev, sizes[k]);
+			struct buf b = encode_all(buffered, ev, sizes[k]);
+			struct buf a3 = encode_all(stable3, ev, sizes[k]);
+			struct buf b3 = encode_all(buffered3, ev, sizes[k]);
+			unsigned long long csize =
+				ZSTD_getFrameContentSize(a.data, a.len);
+
+			assert_frame_holds(&a, ev, sizes[k]);
+			assert_frame_holds(&a3, ev, sizes[k]);
+			if (sizes[k]) {
+				ck_assert_msg(csize == ZSTD_CONTENTSIZE_UNKNOWN,
+					      "%zu events: content size %llu in the header",
+					      sizes[k], csize);
+			}
+			/* the stable path starts where a block is full:
+			 * from there, same bytes within one window */
+			if (sizes[k] <= 3 * block_n) {
+				ck_assert_msg(a.len == b.len &&
+					      !memcmp(a.data, b.data, a.len),
+					      "%zu events: frame differs (%zu/%zu bytes)",
+					      sizes[k], a.len, b.len);
+				ck_assert_msg(a3.len == b3.len &&
+					      !memcmp(a3.data, b3.data, a3.len),
+					      "%zu events, level 3: frame differs",
+					      sizes[k]);
+			}
+			free(a.data);
+			free(b.data);
+			free(a3.data);
+			free(b3.data);
+		}
+	}
+	free(ev);
+	ops->destroy(stable);
+	ops->destroy(buffered);
+	ops->destroy(stable3);
+	ops->destroy(buffered3);
+}
+END_TEST
+
+/* A batch refused after zstd has started on it leaves a usable state. */
+START_TEST(test_bad_kind_after_blocks)
+{
+	size_t n = 10000, i;
+	struct mt_event *ev = calloc(n, sizeof(*ev));
+	struct mt_frame f;
+	struct buf good, fresh;
+	struct collect c;
+	void *state = new_state(NULL), *other = new_state(NULL);
+	uint8_t kind;
+	int ret;
+
+	ck_assert_ptr_nonnull(ev);
+	for (i = 0; i < n; i++) {
+		random_event(&ev[i]);
+	}
+	kind = ev[8000].kind;
+	ev[8000].kind = 200;
+	ck_assert_int_eq(ops->encode(state, ev, n, &f), -EINVAL);
+	assert_log_has("event 8000");
+	ck_assert_ptr_null(f.data);
+	ev[8000].kind = kind;
+	good = encode_all(state, ev, n);
+	fresh = encode_all(other, ev, n);
+	ck_assert_uint_eq(good.len, fresh.len);
+	ck_assert(!memcmp(good.data, fresh.data, good.len));
+	ret = decode_mem(state, good.data, good.len, 0, &c);
+	ck_assert_msg(ret == 0, "%d %s", ret, te_last_log);
+	ck_assert_uint_eq(c.n, n);
+	assert_events_eq(c.ev, ev, n);
+	collect_free(&c);
+	free(good.data);
+	free(fresh.data);
+	free(ev);
+	ops->destroy(state);
+	ops->destroy(other);
+}
+END_TEST
+
 static Suite *encoder_suite(void)
 {
 	Suite *s = suite_create("encoder-msgpack-zstd");
@@ -1298,6 +1442,8 @@ static Suite *encoder_suite(void)
 	tcase_add_test(tc, test_unknown_keys_skipped);
 	tcase_add_test(tc, test_record_across_frames);
 	tcase_add_test(tc, test_callback_stops);
+	tcase_add_test(tc, test_stable_matches_buffered);
+	tcase_add_test(tc, test_bad_kind_after_blocks);
 	suite_add_tcase(s, tc);
 	return s;
 }

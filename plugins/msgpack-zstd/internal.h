@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+/* ZSTD_c_stableInBuffer (encoder.c) is in zstd's experimental section */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #include <memtrack/plugin.h>
 
@@ -21,9 +23,13 @@
 struct mz_state {
 	const struct mt_host *host;
 	int level;
-	ZSTD_CCtx *cctx;
-	uint8_t *scratch;   /* msgpack of the chunk being compressed */
+	ZSTD_CCtx *cctx;    /* buffered input: small batches, fallback */
+	ZSTD_CCtx *scctx;   /* ZSTD_c_stableInBuffer; NULL if unsupported */
+	int scctx_stale;    /* scctx left mid-frame: replace it before use */
+	uint8_t *scratch;   /* fallback: msgpack of the chunk being compressed */
 	size_t scratch_cap; /* bytes, including the writer's slack */
+	uint8_t *batch;     /* stable path: msgpack of the whole batch */
+	size_t batch_cap;   /* bytes, including the writer's slack */
 	uint8_t *out;       /* compressed frame before its exact copy */
 	size_t out_cap;
 };
