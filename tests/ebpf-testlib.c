@@ -43,6 +43,37 @@ static const struct mt_host test_host = {
 	.log_level = MT_LOG_WARN,
 };
 
+/* Root is not always enough (a container without BPF, a kernel built
+ * without some helper): ask the plugin itself, with a command that does
+ * nothing. Returns why it cannot trace, or NULL. */
+static const char *probe_source(void)
+{
+	static const char *const known[] = {
+		"needs root", "kernel lacks", "tracefs", "cannot load the BPF",
+		"cannot open the BPF", "cannot attach the tracepoints",
+	};
+	static char why[512];
+	const char *argv[] = { "/bin/true", NULL };
+	struct ebpf_trace t;
+	const char *ret = NULL;
+	size_t i;
+
+	if (ebpf_trace_run(NULL, argv, &t) || t.status == 0) {
+		ebpf_trace_free(&t);
+		return NULL; /* works, or fails for a reason tests must show */
+	}
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (t.err && strstr(t.err, known[i])) {
+			snprintf(why, sizeof(why), "%s", t.err);
+			why[strcspn(why, "\n")] = '\0';
+			ret = why;
+			break;
+		}
+	}
+	ebpf_trace_free(&t);
+	return ret;
+}
+
 void ebpf_require_bpf(void)
 {
 	const char *req = getenv("MEMTRACK_REQUIRE_BPF");
@@ -55,6 +86,9 @@ void ebpf_require_bpf(void)
 		why = "kernel without BTF";
 	} else if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
 		why = "kernel without uprobes";
+	}
+	if (!why) {
+		why = probe_source();
 	}
 	if (!why) {
 		return;

@@ -397,6 +397,7 @@ static int attach_file(struct ebpf_state *st, const char *path,
 	qsort(probes, n, sizeof(*probes), probe_cmp);
 	for (i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+		LIBBPF_OPTS(bpf_uprobe_opts, ropts);
 		struct bpf_program *prog;
 		struct bpf_link *link;
 		int is_free;
@@ -427,7 +428,6 @@ static int attach_file(struct ebpf_state *st, const char *path,
 			continue;
 		}
 		/* the exit program reads what the entry stored */
-		LIBBPF_OPTS(bpf_uprobe_opts, ropts);
 		ropts.retprobe = true;
 		link = bpf_program__attach_uprobe_opts(
 			st->skel->progs.alloc_exit, -1, path,
