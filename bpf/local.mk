@@ -1,7 +1,7 @@
 # bpf: the BPF programs of the eBPF source, compiled with clang and turned
 # into a libbpf skeleton (bpf/memtrack.skel.h, in the build tree) that the
 # plugin includes.
-EXTRA_DIST += bpf/memtrack.bpf.c bpf/memtrack.h bpf/null.bpf.c \
+EXTRA_DIST += bpf/README.md bpf/memtrack.bpf.c bpf/memtrack.h bpf/null.bpf.c \
 	bpf/vmlinux/x86/vmlinux.h
 
 if ENABLE_EBPF
