@@ -1,7 +1,8 @@
 # tests/ebpf: the eBPF source end to end. tests/progs/ are the traced
 # programs; they report on stdout the events their calls must produce.
 EXTRA_DIST += tests/progs/report.h tests/progs/alloc-jemalloc.c \
-	tests/progs/alloc-mimalloc.c
+	tests/progs/alloc-mimalloc.c tests/progs/libctor.c \
+	tests/progs/alloc-libctor.c
 
 if ENABLE_EBPF
 PROG_CFLAGS = $(AM_CFLAGS) -fno-builtin
@@ -51,11 +52,15 @@ tests_progs_libdlalloc_la_LDFLAGS = -module -avoid-version -shared \
 	-rpath /nowhere
 
 # Programs for allocators that may not be installed: built when they link,
-# their test cases skipped otherwise.
+# their test cases skipped otherwise. alloc-libctor links a plain shared
+# library found through $ORIGIN (no libtool wrapper script in between).
 OPTIONAL_PROGS = tests/progs/alloc-jemalloc tests/progs/alloc-jemalloc-static \
-	tests/progs/alloc-mimalloc
+	tests/progs/alloc-mimalloc tests/progs/libctor.so \
+	tests/progs/alloc-libctor
 tests/progs/optional.stamp: $(srcdir)/tests/progs/alloc-jemalloc.c \
 		$(srcdir)/tests/progs/alloc-mimalloc.c \
+		$(srcdir)/tests/progs/libctor.c \
+		$(srcdir)/tests/progs/alloc-libctor.c \
 		$(srcdir)/tests/progs/report.h
 	$(AM_V_GEN)$(MKDIR_P) tests/progs; \
 	pc="$(CC) $(PROG_CPPFLAGS) $(CPPFLAGS) $(PROG_CFLAGS) $(CFLAGS) $(LDFLAGS)"; \
@@ -69,6 +74,11 @@ tests/progs/optional.stamp: $(srcdir)/tests/progs/alloc-jemalloc.c \
 	$$pc -o tests/progs/alloc-mimalloc \
 		$(srcdir)/tests/progs/alloc-mimalloc.c -lmimalloc \
 		2>/dev/null || rm -f tests/progs/alloc-mimalloc; \
+	$$pc -shared -fPIC -o tests/progs/libctor.so \
+		$(srcdir)/tests/progs/libctor.c && \
+	$$pc -o tests/progs/alloc-libctor \
+		$(srcdir)/tests/progs/alloc-libctor.c -Ltests/progs -lctor \
+		'-Wl,-rpath,$$ORIGIN' || rm -f tests/progs/alloc-libctor; \
 	touch $@
 CLEANFILES += tests/progs/optional.stamp $(OPTIONAL_PROGS)
 

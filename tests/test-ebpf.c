@@ -77,6 +77,14 @@ START_TEST(test_constructor)
 }
 END_TEST
 
+START_TEST(test_lib_constructor)
+{
+	if (have_prog("alloc-libctor")) {
+		run_prog("alloc-libctor", 2);
+	}
+}
+END_TEST
+
 START_TEST(test_cxx)
 {
 	run_prog("alloc-cxx", 27);
@@ -197,6 +205,7 @@ static Suite *ebpf_suite(void)
 	tcase_add_test(tc, test_glibc_static);
 	tcase_add_test(tc, test_syscalls);
 	tcase_add_test(tc, test_constructor);
+	tcase_add_test(tc, test_lib_constructor);
 	tcase_add_test(tc, test_cxx);
 	tcase_add_test(tc, test_fork_tree);
 	tcase_add_test(tc, test_bash_exec);
