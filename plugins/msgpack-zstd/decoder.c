@@ -167,6 +167,26 @@ static int parse_records(struct dec *d)
 	int ret;
 
 	while (d->dstart < d->dlen) {
+		/* records of our own writer, while MT_MSGPACK_FAST_MIN bytes
+		 * are there (a record cut by the end of dbuf is not) */
+		if (d->dlen - d->dstart >= MT_MSGPACK_FAST_MIN) {
+			d->nbatch += mt_msgpack_unpack_run(
+				d->dbuf + d->dstart, d->dlen - d->dstart,
+				&d->batch[d->nbatch], MZ_BATCH - d->nbatch,
+				&used);
+			d->dstart += used;
+			if (d->nbatch == MZ_BATCH) {
+				ret = flush_events(d);
+				if (ret) {
+					return ret;
+				}
+				continue;
+			}
+			if (d->dstart >= d->dlen) {
+				break;
+			}
+		}
+		/* anything else, one record */
 		s = mt_msgpack_unpack(d->dbuf + d->dstart, d->dlen - d->dstart,
 				      &d->batch[d->nbatch], &used, &err);
 		if (s == MT_MSGPACK_MORE) {

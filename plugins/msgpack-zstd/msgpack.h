@@ -71,4 +71,30 @@ enum mt_msgpack_status mt_msgpack_unpack(const uint8_t *src, size_t len,
 					 struct mt_event *ev, size_t *used,
 					 struct mt_msgpack_error *err);
 
+/*
+ * Bytes a buffer must hold from src for mt_msgpack_unpack_fast(): the
+ * longest record it accepts plus what its fixed-width loads read past it.
+ */
+#define MT_MSGPACK_FAST_MIN 160
+
+/*
+ * Decode one record laid out exactly as mt_msgpack_pack() writes it (keys
+ * in the writer's order, integers in the forms the writer picks), with at
+ * least MT_MSGPACK_FAST_MIN bytes readable from src. Returns the record's
+ * length with *ev filled exactly as mt_msgpack_unpack() would, or 0 for
+ * anything else (another key order, unknown keys, other integer forms,
+ * errors): the caller then uses mt_msgpack_unpack(), which knows why. No
+ * byte at or past src + MT_MSGPACK_FAST_MIN is read.
+ */
+size_t mt_msgpack_unpack_fast(const uint8_t *src, struct mt_event *ev);
+
+/*
+ * mt_msgpack_unpack_fast() over consecutive records of src[0..len) into
+ * ev[0..max), while MT_MSGPACK_FAST_MIN bytes are left: returns the number
+ * of events decoded, *used the bytes they took. It stops at the first
+ * record the fast reader does not take, which is the generic reader's.
+ */
+size_t mt_msgpack_unpack_run(const uint8_t *src, size_t len,
+			     struct mt_event *ev, size_t max, size_t *used);
+
 #endif /* MT_MSGPACK_H */
