@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -132,33 +133,40 @@ static void reply(struct client *cl, const char *msg)
 }
 
 static void execute(struct client *cl, const char *cmd,
-		    const struct mt_source_ops *src, void *st)
+		    const struct mt_control_handler *h, void *ctx)
 {
-	int enable;
+	char msg[128];
+	int err;
 
 	if (strcmp(cmd, "ping") == 0) {
 		reply(cl, "ok\n");
 		return;
 	}
-	if (strcmp(cmd, "enable") == 0 || strcmp(cmd, "disable") == 0) {
-		enable = cmd[0] == 'e';
-		if (!src || !st || !src->set_enabled) {
-			reply(cl, "error: this source cannot be switched\n");
-			return;
-		}
-		if (src->set_enabled(st, enable) < 0) {
-			reply(cl, "error: the source refused\n");
-			return;
-		}
-		mt_info("recording %s", enable ? "enabled" : "disabled");
-		reply(cl, "ok\n");
+	if (strcmp(cmd, "enable") == 0) {
+		err = h->set_enabled(ctx, 1);
+	} else if (strcmp(cmd, "disable") == 0) {
+		err = h->set_enabled(ctx, 0);
+	} else if (strcmp(cmd, "drain") == 0) {
+		err = h->drain(ctx);
+	} else if (strcmp(cmd, "stop") == 0) {
+		err = h->stop(ctx);
+	} else {
+		reply(cl, "error: unknown command (ping, enable, disable, drain, stop)\n");
 		return;
 	}
-	reply(cl, "error: unknown command (ping, enable, disable)\n");
+	if (err < 0) {
+		snprintf(msg, sizeof(msg), "error: %s: %s\n", cmd,
+			 err == -ENOTSUP ? "not supported by this source" :
+					   strerror(-err));
+		reply(cl, msg);
+		return;
+	}
+	mt_info("control: %s", cmd);
+	reply(cl, "ok\n");
 }
 
-static void serve_client(struct client *cl, const struct mt_source_ops *src,
-			 void *st)
+static void serve_client(struct client *cl,
+			 const struct mt_control_handler *h, void *ctx)
 {
 	for (;;) {
 		ssize_t n = recv(cl->fd, cl->buf + cl->len,
@@ -184,7 +192,7 @@ static void serve_client(struct client *cl, const struct mt_source_ops *src,
 			if (nl > cl->buf && nl[-1] == '\r') {
 				nl[-1] = '\0';
 			}
-			execute(cl, cl->buf, src, st);
+			execute(cl, cl->buf, h, ctx);
 			memmove(cl->buf, cl->buf + used, cl->len - used);
 			cl->len -= used;
 		}
@@ -200,8 +208,8 @@ static void serve_client(struct client *cl, const struct mt_source_ops *src,
 	}
 }
 
-void mt_control_serve(struct mt_control *c, const struct mt_source_ops *src,
-		      void *src_state)
+void mt_control_serve(struct mt_control *c,
+		      const struct mt_control_handler *h, void *ctx)
 {
 	int i, fd;
 
@@ -223,7 +231,7 @@ void mt_control_serve(struct mt_control *c, const struct mt_source_ops *src,
 	}
 	for (i = 0; i < MT_CONTROL_MAX_CLIENTS; i++) {
 		if (c->clients[i].fd >= 0) {
-			serve_client(&c->clients[i], src, src_state);
+			serve_client(&c->clients[i], h, ctx);
 		}
 	}
 }

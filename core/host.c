@@ -10,6 +10,7 @@
 #include "host.h"
 #include "log.h"
 #include "plugin.h"
+#include "stats.h"
 
 /* Decoders loaded on behalf of plugins (replay) and 'memtrack dump'. */
 #define MAX_DECODERS 4
@@ -36,12 +37,28 @@ static int host_decode(const struct mt_host *h, const char *encoder, int fd,
 	return mt_host_decode(encoder, fd, name, on_events, on_meta, ctx);
 }
 
+/* The run's statistics, for mt_host.note (poller thread only). */
+static struct mt_stats *note_stats;
+
+void mt_host_set_stats(struct mt_stats *s)
+{
+	note_stats = s;
+}
+
+static void host_note(const struct mt_host *h, const char *what, int32_t pid,
+		      uint64_t ts_ns)
+{
+	mt_debug("%s pid %d", what, (int)pid);
+	mt_stats_note(note_stats, what, pid, ts_ns);
+}
+
 static struct mt_host host = {
 	.size = sizeof(struct mt_host),
 	.abi_major = MT_ABI_MAJOR,
 	.abi_minor = MT_ABI_MINOR,
 	.log = host_log,
 	.decode = host_decode,
+	.note = host_note,
 };
 
 const struct mt_host *mt_host_get(void)

@@ -15,6 +15,10 @@ const struct mt_host *mt_host_get(void);
 int mt_host_decode(const char *encoder, int fd, const char *name,
 		   mt_event_cb on_events, mt_meta_cb on_meta, void *ctx);
 
+struct mt_stats;
+/* Where mt_host.note goes (NULL: nowhere). */
+void mt_host_set_stats(struct mt_stats *s);
+
 /* Release what mt_host_decode() loaded. */
 void mt_host_cleanup(void);
 

@@ -14,7 +14,8 @@ core_libmtcore_la_SOURCES = \
 	core/report-run.c core/report-text.c core/report-json.c \
 	core/report-flame.c core/report-svg.c core/report-html.c \
 	core/report-diff.c core/report-pipe.c \
-	core/run.c core/run.h
+	core/run.c core/run.h \
+	core/stats.c core/stats.h
 core_libmtcore_la_LIBADD = $(PTHREAD_LIBS)
 
 bin_PROGRAMS += memtrack

@@ -8,6 +8,7 @@
 #include "log.h"
 
 int mt_log_level = MT_LOG_WARN;
+int mt_log_status_line;
 
 /* One lock so that lines from worker threads never interleave. */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -21,6 +22,11 @@ void mt_vlog_plugin(enum mt_log_level level, const char *plugin, const char *fmt
 		return;
 	}
 	pthread_mutex_lock(&log_lock);
+	if (mt_log_status_line) {
+		/* A message replaces the live status line, not appends to it. */
+		fputs("\r\033[K", stderr);
+		mt_log_status_line = 0;
+	}
 	fputs("memtrack: ", stderr);
 	if (level <= MT_LOG_WARN) {
 		fputs(prefix[level], stderr);

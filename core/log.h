@@ -9,6 +9,8 @@
 #include <memtrack/plugin.h>
 
 extern int mt_log_level; /* enum mt_log_level; default MT_LOG_WARN */
+/* Set while a live status line (\r-terminated) is on stderr. */
+extern int mt_log_status_line;
 
 void mt_log(enum mt_log_level level, const char *fmt, ...) MT_PRINTF(2, 3);
 #define mt_err(...) mt_log(MT_LOG_ERROR, __VA_ARGS__)

@@ -43,8 +43,13 @@ static void usage(FILE *out)
 		"  --workers N            encoder threads (default: online CPUs, at most 8)\n"
 		"  --batch N              events per frame (default: 65536)\n"
 		"  --chunk N              events per source read (default: 1024)\n"
-		"  --control PATH         unix socket taking enable, disable, ping\n"
+		"  --control PATH         unix socket taking enable, disable, drain, stop, ping\n"
 		"  --start-disabled       record nothing until 'enable'\n"
+		"  --ring-size BYTES      the source's ring buffer (power of two; ebpf: 16M)\n"
+		"  --high-watermark X     pause producers above this fill (fraction, N%% or bytes; 3/4)\n"
+		"  --low-watermark X      resume them below this fill (1/4)\n"
+		"  --throttle-us N        sleep N us after each chunk (testing: a slow consumer)\n"
+		"  --stats[=FILE]         print a summary at exit; FILE gets JSON lines as it runs\n"
 		"  -v, --verbose          more messages (repeat for debug)\n"
 		"  -q, --quiet            errors only\n"
 		"  -h, --help             this text\n"
@@ -199,6 +204,24 @@ static int cmd_report(int argc, char **argv)
 	return mt_report_run(&o) < 0 ? 1 : 0;
 }
 
+/* Append "name=value" to the source's argument list. */
+static int add_source_arg(char *buf, size_t size, const char *name,
+			  const char *value)
+{
+	size_t len = strlen(buf);
+	int n;
+
+	if (!*value || strchr(value, ',')) {
+		return usage_error("--%s '%s': want one value", name, value);
+	}
+	n = snprintf(buf + len, size - len, "%s%s=%s", len ? "," : "", name,
+		     value);
+	if (n < 0 || (size_t)n >= size - len) {
+		return usage_error("--%s: too long", name);
+	}
+	return 0;
+}
+
 enum {
 	OPT_SOURCE = 256,
 	OPT_ENCODER,
@@ -208,6 +231,11 @@ enum {
 	OPT_CHUNK,
 	OPT_CONTROL,
 	OPT_START_DISABLED,
+	OPT_RING_SIZE,
+	OPT_HIGH_WATERMARK,
+	OPT_LOW_WATERMARK,
+	OPT_THROTTLE_US,
+	OPT_STATS,
 };
 
 static const struct option long_opts[] = {
@@ -219,6 +247,11 @@ static const struct option long_opts[] = {
 	{ "chunk", required_argument, NULL, OPT_CHUNK },
 	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ "start-disabled", no_argument, NULL, OPT_START_DISABLED },
+	{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
+	{ "high-watermark", required_argument, NULL, OPT_HIGH_WATERMARK },
+	{ "low-watermark", required_argument, NULL, OPT_LOW_WATERMARK },
+	{ "throttle-us", required_argument, NULL, OPT_THROTTLE_US },
+	{ "stats", optional_argument, NULL, OPT_STATS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -234,6 +267,7 @@ int main(int argc, char **argv)
 		.batch = 65536,
 		.chunk = 1024,
 	};
+	char source_args[512] = "", source_spec[1024];
 	unsigned long v;
 	int c;
 
@@ -284,6 +318,29 @@ int main(int argc, char **argv)
 		case OPT_START_DISABLED:
 			o.start_disabled = 1;
 			break;
+		case OPT_RING_SIZE:
+		case OPT_HIGH_WATERMARK:
+		case OPT_LOW_WATERMARK:
+			if (add_source_arg(source_args, sizeof(source_args),
+					   c == OPT_RING_SIZE ? "ring-size" :
+					   c == OPT_HIGH_WATERMARK ?
+							"high-watermark" :
+							"low-watermark",
+					   optarg) < 0) {
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_THROTTLE_US:
+			if (parse_count("--throttle-us", optarg, 10000000, &v) <
+			    0) {
+				return EXIT_USAGE;
+			}
+			o.throttle_us = (unsigned int)v;
+			break;
+		case OPT_STATS:
+			o.print_summary = 1;
+			o.stats_path = optarg;
+			break;
 		case 'v':
 			if (mt_log_level < MT_LOG_DEBUG) {
 				mt_log_level++;
@@ -312,6 +369,17 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		o.argv = argv + optind;
+	}
+	if (mt_log_level >= MT_LOG_INFO) {
+		o.print_summary = 1;
+	}
+	o.live_status = mt_log_level >= MT_LOG_WARN && isatty(STDERR_FILENO);
+	if (source_args[0]) {
+		/* The ring options belong to the source: hand them on as its
+		 * arguments, after any given with --source NAME:ARGS. */
+		snprintf(source_spec, sizeof(source_spec), "%s%s%s", o.source,
+			 strchr(o.source, ':') ? "," : ":", source_args);
+		o.source = source_spec;
 	}
 	if (!o.argv && strcmp(o.source, "ebpf") == 0) {
 		return usage_error("nothing to record: give a command after '--'");

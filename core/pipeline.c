@@ -161,6 +161,8 @@ static int encode_work(struct worker *w, struct work *item,
 	if (p->before_encode) {
 		p->before_encode(item->seq, p->hook_ctx);
 	}
+	/* Fields a plugin does not fill read as unknown. */
+	memset(frame, 0, sizeof(*frame));
 	t0 = now_ns();
 	if (item->batch) {
 		rc = p->enc->encode(w->state, item->batch->events,
@@ -267,6 +269,7 @@ static void *writer_main(void *arg)
 		}
 		p->stats.frames++;
 		p->stats.bytes_out += len;
+		p->stats.bytes_raw += frame.raw_len;
 		p->stats.write_ns += ns;
 		/* Only now does the sequence number leave the window, so the
 		 * frame count stays bounded even with a slow sink. */
@@ -436,6 +439,24 @@ static int drop_pending(struct mt_pipeline *p)
 		}
 	}
 	return 0;
+}
+
+int mt_pipeline_sync(struct mt_pipeline *p)
+{
+	int rc = flush_current(p);
+
+	if (rc < 0) {
+		p->em.cur = p->em.end;
+		return rc;
+	}
+	/* The writer broadcasts prod_cond after every frame it writes. */
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop && p->write_seq != p->next_seq) {
+		pthread_cond_wait(&p->prod_cond, &p->lock);
+	}
+	rc = p->err;
+	pthread_mutex_unlock(&p->lock);
+	return rc;
 }
 
 int mt_pipeline_finish(struct mt_pipeline *p)

@@ -13,8 +13,8 @@
  * shutdown it triggers are not reported. After a failure the producer's
  * flush returns that error and mt_pipeline_finish() returns it.
  *
- * Threading: mt_pipeline_emitter(), mt_pipeline_meta() and
- * mt_pipeline_finish() are called from one producer thread.
+ * Threading: mt_pipeline_emitter(), mt_pipeline_meta(), mt_pipeline_sync()
+ * and mt_pipeline_finish() are called from one producer thread.
  */
 #ifndef MT_CORE_PIPELINE_H
 #define MT_CORE_PIPELINE_H
@@ -46,6 +46,8 @@ struct mt_pipeline_stats {
 	uint64_t frames;       /* frames written */
 	uint64_t bytes_in;     /* events * sizeof(struct mt_event) */
 	uint64_t bytes_out;    /* bytes handed to the sink */
+	uint64_t bytes_raw;    /* the frames' size before compression, where
+				* the encoder says (mt_frame.raw_len) */
 	uint64_t encode_ns;    /* summed over workers */
 	uint64_t write_ns;     /* writer thread in sink->write */
 };
@@ -62,6 +64,10 @@ struct mt_emitter *mt_pipeline_emitter(struct mt_pipeline *p);
  * emitted so far. */
 int mt_pipeline_meta(struct mt_pipeline *p, unsigned int variant,
 		     const void *data, size_t len);
+
+/* Flush the partial batch and wait until every frame so far is written:
+ * the stats are then exact. Returns 0 or the first error. */
+int mt_pipeline_sync(struct mt_pipeline *p);
 
 /* Flush the partial batch, wait for every frame to be written, close the
  * sink. Returns 0 or the first error. */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -21,11 +22,13 @@
 #include "plugin.h"
 #include "run.h"
 #include "spawn.h"
+#include "stats.h"
 
 #define TICK_MS 100
-/* Reads per wakeup before signals and control requests are looked at
- * again: a ring that never empties must not starve them. */
-#define READS_PER_WAKEUP 64
+/* Chunks per wakeup before the poll comes round again. Signals and control
+ * requests are served between every two chunks anyway; this only keeps the
+ * tick regular while a ring never empties. */
+#define CHUNKS_PER_WAKEUP 256
 
 struct run {
 	const struct mt_run_opts *opts;
@@ -33,8 +36,10 @@ struct run {
 	const struct mt_source_ops *src;
 	void *src_state;
 	struct mt_pipeline *pipe;
+	struct mt_emitter *em;
 	struct mt_spawn spawn;
 	struct mt_control *control;
+	struct mt_stats *stats;
 	int sigfd;
 	sigset_t old_mask;
 	bool have_command;
@@ -42,7 +47,8 @@ struct run {
 	int root_status;
 	bool tree_done;   /* no child left */
 	bool source_eof;
-	bool stopping;    /* interrupted: wind down */
+	bool recording;   /* the pipeline takes events */
+	bool interrupted; /* a command-less run got a signal */
 	int exec_errno;   /* the command could not be executed */
 	int error;        /* first error of memtrack itself */
 };
@@ -177,8 +183,11 @@ static int create_pipeline(struct run *r)
 	err = mt_pipeline_create(&cfg, &r->pipe);
 	if (err < 0) {
 		cfg.sink->close(sink_state);
+		return err;
 	}
-	return err;
+	r->em = mt_pipeline_emitter(r->pipe);
+	r->recording = true;
+	return 0;
 }
 
 static int status_code(int status)
@@ -230,20 +239,29 @@ static void handle_signals(struct run *r)
 		}
 		/* Forward it as a terminal would. A signal from the terminal
 		 * (SI_KERNEL) reached the command's process group already:
-		 * sending it again would count twice. */
+		 * sending it again would count twice. memtrack itself goes
+		 * on until the tree has exited, to finish the file. */
 		if (r->have_command && !r->root_exited &&
 		    si.ssi_code != SI_KERNEL) {
 			kill(r->spawn.pid, (int)si.ssi_signo);
 		}
 		mt_debug("got signal %u", si.ssi_signo);
 		if (!r->have_command) {
-			r->stopping = true;
+			r->interrupted = true;
 		}
 	}
 }
 
-/* The pipeline failed (its first error has been logged): stop tracing, but
- * let the command finish untouched. */
+static void get_source_stats(struct run *r, struct mt_source_stats *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->size = sizeof(*ss);
+	if (r->src_state && r->src->get_stats) {
+		r->src->get_stats(r->src_state, ss);
+	}
+}
+
+/* Stop tracing for good: resume whatever the source holds, detach. */
 static void detach_source(struct run *r)
 {
 	if (r->src_state) {
@@ -252,27 +270,149 @@ static void detach_source(struct run *r)
 	}
 }
 
-static void read_source(struct run *r, struct mt_emitter *em)
+/*
+ * End the recording: read what the source still holds, check nothing was
+ * lost, store the summary, complete the file. Called once, at the end of
+ * the run or on a control 'stop'. The command, if any, runs on untraced.
+ */
+static void finish_recording(struct run *r)
+{
+	struct mt_pipeline_stats ps;
+	struct mt_source_stats ss;
+	char *summary;
+	int err;
+
+	if (!r->recording) {
+		return;
+	}
+	r->recording = false;
+	if (r->src_state && r->src->drain) {
+		set_error(r, r->src->drain(r->src_state, r->em));
+	}
+	get_source_stats(r, &ss);
+	detach_source(r);
+	if (ss.dropped) {
+		mt_err("%" PRIu64 " events were lost: the ring overflowed (a larger --ring-size or lower --high-watermark keeps them)",
+		       ss.dropped);
+		set_error(r, -ENOBUFS);
+	}
+	/* Frames all written: the summary's figures are then final. */
+	err = mt_pipeline_sync(r->pipe);
+	set_error(r, err);
+	if (err == 0) {
+		mt_pipeline_get_stats(r->pipe, &ps);
+		summary = mt_stats_summary(r->stats, &ps, &ss);
+		if (summary && r->enc_plugin->ops.encoder.encode_meta) {
+			size_t len = strlen(MT_META_STATS) + strlen(summary);
+			char *payload = malloc(len + 1);
+
+			if (payload) {
+				strcpy(payload, MT_META_STATS);
+				strcat(payload, summary);
+				set_error(r, mt_pipeline_meta(r->pipe,
+							      MT_META_VARIANT,
+							      payload, len));
+				free(payload);
+			}
+		}
+		free(summary);
+	}
+	set_error(r, mt_pipeline_finish(r->pipe));
+}
+
+static int ctl_set_enabled(void *ctx, int enabled)
+{
+	struct run *r = ctx;
+
+	if (!r->src_state || !r->recording) {
+		return -ESRCH;
+	}
+	if (!r->src->set_enabled) {
+		return -ENOTSUP;
+	}
+	return r->src->set_enabled(r->src_state, enabled);
+}
+
+/* Everything recorded so far is in the file when the answer goes out. */
+static int ctl_drain(void *ctx)
+{
+	struct run *r = ctx;
+	int err = 0;
+
+	if (!r->recording) {
+		return -ESRCH;
+	}
+	if (r->src_state && r->src->drain) {
+		err = r->src->drain(r->src_state, r->em);
+	}
+	if (err == 0) {
+		err = mt_pipeline_sync(r->pipe);
+	}
+	set_error(r, err);
+	return err;
+}
+
+static int ctl_stop(void *ctx)
+{
+	struct run *r = ctx;
+
+	if (!r->recording) {
+		return -ESRCH;
+	}
+	finish_recording(r);
+	return r->error;
+}
+
+static const struct mt_control_handler control_handler = {
+	.set_enabled = ctl_set_enabled,
+	.drain = ctl_drain,
+	.stop = ctl_stop,
+};
+
+/* Between two chunks: whatever must not wait for the ring to empty. */
+static void between_chunks(struct run *r)
+{
+	if (r->src_state && r->src->maintain) {
+		set_error(r, r->src->maintain(r->src_state));
+	}
+	if (r->opts->throttle_us) {
+		struct timespec ts = {
+			.tv_sec = r->opts->throttle_us / 1000000,
+			.tv_nsec = (long)(r->opts->throttle_us % 1000000) *
+				   1000,
+		};
+
+		nanosleep(&ts, NULL);
+	}
+	handle_signals(r);
+	mt_control_serve(r->control, &control_handler, r);
+}
+
+static void read_source(struct run *r)
 {
 	size_t chunk = r->opts->chunk;
+	struct mt_source_stats ss;
 	int i;
 
-	for (i = 0; i < READS_PER_WAKEUP && r->src_state; i++) {
+	for (i = 0; i < CHUNKS_PER_WAKEUP && r->src_state && r->recording;
+	     i++) {
 		uint32_t flags = 0;
-		int n = r->src->read(r->src_state, em, chunk, &flags);
+		uint64_t t0 = mt_now_ns();
+		int n = r->src->read(r->src_state, r->em, chunk, &flags);
 
 		if (n < 0) {
 			set_error(r, n);
-			detach_source(r);
 			return;
 		}
-		if (r->src->maintain) {
-			set_error(r, r->src->maintain(r->src_state));
+		if (n > 0) {
+			get_source_stats(r, &ss);
+			mt_stats_chunk(r->stats, t0, mt_now_ns() - t0, n, &ss);
 		}
 		if (flags & MT_SOURCE_EOF) {
 			r->source_eof = true;
 			return;
 		}
+		between_chunks(r);
 		if ((size_t)n < chunk) {
 			return;
 		}
@@ -284,23 +424,38 @@ static bool finished(const struct run *r)
 	if (r->have_command) {
 		return r->tree_done;
 	}
-	return r->source_eof || r->stopping || r->error;
+	return r->source_eof || r->interrupted || r->error;
+}
+
+static void tick(struct run *r)
+{
+	struct mt_pipeline_stats ps;
+	struct mt_source_stats ss;
+
+	if (!r->recording) {
+		return;
+	}
+	if (r->src_state && r->src->maintain) {
+		set_error(r, r->src->maintain(r->src_state));
+	}
+	get_source_stats(r, &ss);
+	mt_pipeline_get_stats(r->pipe, &ps);
+	mt_stats_tick(r->stats, &ss, ps.events);
 }
 
 static void loop(struct run *r)
 {
-	struct mt_emitter *em = mt_pipeline_emitter(r->pipe);
-
 	while (!finished(r)) {
 		struct pollfd pfd[2 + MT_CONTROL_MAX_FDS];
-		int fd = r->src_state ? r->src->poll_fd(r->src_state) : -1;
+		bool reading = r->recording && r->src_state && !r->source_eof;
+		int fd = reading ? r->src->poll_fd(r->src_state) : -1;
 		nfds_t n = 0;
 		int timeout = TICK_MS;
 
 		pfd[n++] = (struct pollfd){ .fd = r->sigfd, .events = POLLIN };
 		if (fd >= 0) {
 			pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
-		} else if (r->src_state && !r->source_eof) {
+		} else if (reading) {
 			timeout = 0; /* a file: always ready */
 		}
 		n += mt_control_pollfds(r->control, pfd + n);
@@ -310,12 +465,13 @@ static void loop(struct run *r)
 			return;
 		}
 		handle_signals(r);
-		if (r->src_state && !r->source_eof) {
-			read_source(r, em);
-		} else if (r->src_state && r->src->maintain) {
-			r->src->maintain(r->src_state);
+		if (reading) {
+			read_source(r);
 		}
-		mt_control_serve(r->control, r->src, r->src_state);
+		tick(r);
+		mt_control_serve(r->control, &control_handler, r);
+		/* The pipeline failed (its first error has been logged):
+		 * stop tracing, but let the command finish untouched. */
 		if (r->error && r->src_state) {
 			detach_source(r);
 		}
@@ -327,42 +483,49 @@ static void cleanup(struct run *r)
 	if (r->pipe) {
 		mt_pipeline_destroy(r->pipe);
 	}
-	if (r->src_state) {
-		r->src->destroy(r->src_state);
-	}
+	detach_source(r);
 	mt_control_close(r->control);
-	if (r->spawn.pid > 0 && !r->root_exited) {
+	if (r->spawn.pid > 0 && !r->root_exited && !r->tree_done) {
 		mt_spawn_abort(&r->spawn);
 	}
 	if (r->sigfd >= 0) {
 		close(r->sigfd);
 	}
 	sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
+	mt_host_set_stats(NULL);
+	mt_stats_close(r->stats);
 	mt_plugin_close(r->src_plugin);
 	mt_plugin_close(r->enc_plugin);
 	mt_plugin_close(r->sink_plugin);
 	mt_host_cleanup();
 }
 
-static void report(struct run *r, double secs)
+static int open_stats(struct run *r)
 {
-	struct mt_pipeline_stats st;
+	struct mt_stats_opts so = {
+		.jsonl_path = r->opts->stats_path,
+		.print_summary = r->opts->print_summary,
+		.live = r->opts->live_status,
+	};
+	int err = mt_stats_open(&so, &r->stats);
 
-	mt_pipeline_get_stats(r->pipe, &st);
-	mt_info("%llu events in %llu frames, %llu bytes written "
-		"(%.1f bytes/event), %.2f s",
-		(unsigned long long)st.events, (unsigned long long)st.frames,
-		(unsigned long long)st.bytes_out,
-		st.events ? (double)st.bytes_out / (double)st.events : 0.0,
-		secs);
+	mt_host_set_stats(r->stats);
+	return err;
 }
 
-static double now_s(void)
+static int exit_code(const struct run *r)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (r->exec_errno) {
+		/* As a shell says it: not executable, or not found. */
+		return r->exec_errno == EACCES ? 126 : 127;
+	}
+	if (r->error < 0) {
+		return 1;
+	}
+	if (r->have_command) {
+		return status_code(r->root_status);
+	}
+	return 0;
 }
 
 int mt_run(const struct mt_run_opts *opts)
@@ -371,7 +534,6 @@ int mt_run(const struct mt_run_opts *opts)
 	struct mt_target target = { .size = sizeof(target) };
 	const char *args;
 	char name[128];
-	double t0 = now_s();
 	int err, code;
 
 	r.have_command = opts->argv && opts->argv[0];
@@ -379,10 +541,13 @@ int mt_run(const struct mt_run_opts *opts)
 	if (err < 0) {
 		goto end;
 	}
-	err = check_command(&r);
-	if (err < 0) {
+	if (check_command(&r) < 0) {
 		cleanup(&r);
 		return 2; /* a usage error */
+	}
+	err = open_stats(&r);
+	if (err < 0) {
+		goto end;
 	}
 	split_spec(opts->source, name, sizeof(name), &args);
 	err = r.src->create(mt_host_get(), args, &r.src_state);
@@ -427,27 +592,11 @@ int mt_run(const struct mt_run_opts *opts)
 		}
 	}
 	loop(&r);
-	if (r.src_state && r.src->drain) {
-		set_error(&r, r.src->drain(r.src_state,
-					   mt_pipeline_emitter(r.pipe)));
-	}
-	err = mt_pipeline_finish(r.pipe);
-	set_error(&r, err);
-	if (err == 0) {
-		report(&r, now_s() - t0);
-	}
+	finish_recording(&r);
 	err = r.error;
 end:
-	if (r.exec_errno) {
-		/* As a shell says it: not executable, or not found. */
-		code = r.exec_errno == EACCES ? 126 : 127;
-	} else if (err < 0) {
-		code = 1;
-	} else if (r.have_command) {
-		code = status_code(r.root_status);
-	} else {
-		code = 0;
-	}
+	set_error(&r, err);
+	code = exit_code(&r);
 	cleanup(&r);
 	return code;
 }

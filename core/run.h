@@ -19,6 +19,10 @@ struct mt_run_opts {
 	size_t chunk;        /* events per source read */
 	const char *control_path;
 	int start_disabled;
+	unsigned int throttle_us; /* testing: sleep after each chunk */
+	const char *stats_path;   /* --stats=FILE: JSON lines */
+	int print_summary;        /* --stats or -v */
+	int live_status;          /* a status line on stderr */
 	char **argv;         /* the command, NULL-terminated; NULL: none */
 };
 

@@ -91,6 +91,13 @@ struct mt_host {
 	int (*decode)(const struct mt_host *host, const char *encoder, int fd,
 		      const char *name, mt_event_cb on_events,
 		      mt_meta_cb on_meta, void *ctx);
+	/* A timestamped occurrence for --stats, from the poller thread:
+	 * what is "stop" (the source paused process pid so that its ring
+	 * does not overflow) or "resume" (it let it go); ts_ns is
+	 * CLOCK_MONOTONIC. The host pairs them into stop-to-resume latencies
+	 * and the share of the run each process spent stopped. */
+	void (*note)(const struct mt_host *host, const char *what, int32_t pid,
+		     uint64_t ts_ns);
 };
 
 /* ------------------------------------------------------------------ */
@@ -134,6 +141,17 @@ struct mt_target {
 #define MT_SOURCE_NEEDS_COMMAND (1u << 0) /* "-- CMD" is required */
 #define MT_SOURCE_NO_COMMAND (1u << 1)    /* "-- CMD" is refused */
 
+/* Counters a source keeps, read by the host between reads (--stats). */
+struct mt_source_stats {
+	uint32_t size;      /* set by the host: how much of this it has */
+	uint32_t stopped;   /* processes paused right now */
+	uint64_t dropped;   /* events lost (failed ring reservations) */
+	uint64_t ring_size; /* bytes; 0: the source has no ring */
+	uint64_t ring_used; /* bytes written and not yet read */
+	uint64_t stops;     /* pauses so far */
+	uint64_t resumes;   /* pauses ended so far */
+};
+
 /* read() result flags */
 #define MT_SOURCE_EOF 1 /* the source will produce nothing more */
 
@@ -161,21 +179,30 @@ struct mt_source_ops {
 	/* Called between reads and on every poll tick: housekeeping such as
 	 * resuming paused producers. May be NULL. */
 	int (*maintain)(void *state);
-	/* Shutdown: the traced command has exited or the host is stopping.
-	 * Move every event still buffered into em. May be NULL. */
+	/* Move every event buffered now into em: everything producers had
+	 * written when drain() was called (not what they write meanwhile, so
+	 * it ends under sustained load). Called for a control 'drain' and at
+	 * shutdown, once the command has exited. May be NULL. */
 	int (*drain)(void *state, struct mt_emitter *em);
 	/* Recording on (1) or off (0). May be NULL: not supported. */
 	int (*set_enabled)(void *state, int enabled);
+	/* Resume everything paused and release every resource. Called on
+	 * every exit path. */
 	void (*destroy)(void *state);
+	/* Fill out (out->size says how much the host has). May be NULL. */
+	int (*get_stats)(void *state, struct mt_source_stats *out);
 };
 
 /* ------------------------------------------------------------------ */
 /* Encoders: turn a batch of events into one self-contained frame.      */
 /* ------------------------------------------------------------------ */
 
+/* Zeroed by the host before encode(): fields a plugin does not know stay
+ * 0, "unknown". */
 struct mt_frame {
 	void *data;
 	size_t len;
+	size_t raw_len; /* bytes before compression (for stats), 0: unknown */
 };
 
 /*
