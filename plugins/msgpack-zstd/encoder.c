@@ -316,6 +316,7 @@ static int encode_chunked(struct mz_state *st, const struct mt_event *events,
 		}
 		st->scratch_cap = MZ_CHUNK + MT_MSGPACK_EVENT_MAX;
 	}
+	st->raw_len = 0;
 	while (i < count) {
 		n = mt_msgpack_pack(st->scratch, st->scratch_cap, events + i,
 				    count - i, &done);
@@ -324,6 +325,7 @@ static int encode_chunked(struct mz_state *st, const struct mt_event *events,
 			return bad_kind(st, events, i);
 		}
 		i += done;
+		st->raw_len += n;
 		ib.src = st->scratch;
 		ib.size = n;
 		ib.pos = 0;
@@ -376,6 +378,7 @@ static int encode_stable(struct mz_state *st, const struct mt_event *events,
 		}
 		i += done;
 		len += n;
+		st->raw_len = len;
 		if (len < ZSTD_BLOCKSIZE_MAX) {
 			continue;
 		}
@@ -425,6 +428,7 @@ static int mz_encode(void *state, const struct mt_event *events, size_t count,
 
 	out->data = NULL;
 	out->len = 0;
+	st->raw_len = 0;
 	if (count > (SIZE_MAX / 2) / MT_MSGPACK_RECORD_MAX) {
 		mz_log(st, MT_LOG_ERROR, "batch of %zu events is too large",
 		       count);
@@ -471,6 +475,7 @@ static int mz_encode(void *state, const struct mt_event *events, size_t count,
 	}
 	memcpy(out->data, ob.dst, ob.pos);
 	out->len = ob.pos;
+	out->raw_len = st->raw_len;
 	return 0;
 }
 

@@ -26,6 +26,7 @@ struct mz_state {
 	ZSTD_CCtx *cctx;    /* buffered input: small batches, fallback */
 	ZSTD_CCtx *scctx;   /* ZSTD_c_stableInBuffer; NULL if unsupported */
 	int scctx_stale;    /* scctx left mid-frame: replace it before use */
+	size_t raw_len;     /* msgpack bytes of the frame being encoded */
 	uint8_t *scratch;   /* fallback: msgpack of the chunk being compressed */
 	size_t scratch_cap; /* bytes, including the writer's slack */
 	uint8_t *batch;     /* stable path: msgpack of the whole batch */
