@@ -31,3 +31,10 @@ endif
 
 TESTS += tests/test-cli.sh
 dist_noinst_SCRIPTS += tests/test-cli.sh
+EXTRA_DIST += tests/lib.sh
+
+# The lifecycle with the eBPF source (skips without root and BPF).
+if ENABLE_EBPF
+TESTS += tests/test-lifecycle.sh
+endif
+dist_noinst_SCRIPTS += tests/test-lifecycle.sh

@@ -3,35 +3,9 @@
 # reference format byte for byte, dump, a full disk, damaged input.
 set -u
 
-: "${MT_BUILDDIR:?}" "${MT_TESTDATA:?}"
-MT="$MT_BUILDDIR/memtrack"
+: "${MT_BUILDDIR:?}" "${MT_TESTDATA:?}" "${MT_SRCDIR:?}"
+. "$MT_SRCDIR/tests/lib.sh"
 D="$MT_TESTDATA"
-T=$(mktemp -d /tmp/mt-cli-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-
-ok() { passes=$((passes + 1)); echo "ok: $1"; }
-fail() { fails=$((fails + 1)); echo "FAIL: $1"; }
-
-# expect_exit CODE NAME -- command...: run, keep stderr in $T/err
-expect_exit() {
-	want=$1 name=$2
-	shift 3
-	"$@" >"$T/out" 2>"$T/err"
-	got=$?
-	if [ "$got" -eq "$want" ]; then ok "$name"; else
-		fail "$name: exit $got, want $want"; cat "$T/err"; fi
-}
-
-# stderr_is NAME PATTERN: exactly one line, matching PATTERN
-stderr_is() {
-	if [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "$2" "$T/err"; then
-		ok "$1"
-	else
-		fail "$1: stderr is not one line matching '$2':"; cat "$T/err"
-	fi
-}
 
 expect_exit 2 "unknown option" -- "$MT" --bogus -- true
 stderr_is "unknown option message" "unknown option '--bogus'"
@@ -151,5 +125,4 @@ done
 grep -q "encoder-bad-major.so: plugin built for ABI 2.0" "$T/plugins" \
 	&& ok "plugins explains the bad fixture" || { fail "bad fixture line"; cat "$T/plugins"; }
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

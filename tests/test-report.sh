@@ -6,44 +6,8 @@
 set -u
 
 : "${MT_BUILDDIR:?}" "${MT_SRCDIR:?}"
-MT="$MT_BUILDDIR/memtrack"
+. "$MT_SRCDIR/tests/lib.sh"
 F="$MT_SRCDIR/tests/fixtures"
-PY=/usr/bin/python3
-T=$(mktemp -d /tmp/mt-report-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-
-ok() { passes=$((passes + 1)); echo "ok: $1"; }
-fail() { fails=$((fails + 1)); echo "FAIL: $1"; }
-
-# check NAME -- command...: passes when the command succeeds
-check() {
-	name=$1
-	shift 2
-	if "$@" >"$T/check.out" 2>&1; then ok "$name"; else
-		fail "$name"; cat "$T/check.out"; fi
-}
-
-# expect_exit CODE NAME -- command...: stdout in $T/out, stderr in $T/err
-expect_exit() {
-	want=$1 name=$2
-	shift 3
-	"$@" >"$T/out" 2>"$T/err"
-	got=$?
-	if [ "$got" -eq "$want" ]; then ok "$name"; else
-		fail "$name: exit $got, want $want"; cat "$T/err"; fi
-}
-
-# has FILE NAME LINE...: each LINE (a grep -E pattern) matches in FILE
-has() {
-	file=$1 name=$2
-	shift 2
-	for line in "$@"; do
-		if grep -E -q -- "$line" "$file"; then ok "$name: $line"; else
-			fail "$name: no line matching '$line'"; fi
-	done
-}
 
 if [ ! -x "$PY" ]; then
 	echo "no $PY: cannot parse the outputs" >&2
@@ -295,5 +259,4 @@ expect_exit 0 "--help documents report" -- "$MT" --help
 has "$T/out" "help" "report FILE \[--format text\|json\|collapsed\|svg\|html\]" \
 	"report --diff A B" "damaged file"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish
