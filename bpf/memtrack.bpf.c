@@ -19,7 +19,8 @@
  * user space has not handled yet (`known`), the process is stopped with
  * SIGSTOP and announced on the `ctl` ring; user space attaches the uprobes
  * of that file, then sends SIGCONT. The same mechanism throttles producers
- * when the event ring is nearly full, so that no event is lost.
+ * when the event ring fills above the high watermark, so that no event is
+ * lost. Every stop is recorded in `holds` before the signal is sent.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -50,7 +51,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define MALLOCX_ZERO 0x40
 
 /* Tunables, set before load. */
-const volatile unsigned long long throttle_at = 0; /* bytes unread in ring */
+const volatile unsigned long long high_watermark = 0; /* bytes unread */
 const volatile unsigned long long wakeup_at = 0;
 
 /* Mutable state shared with user space (.bss is mmapped). */
@@ -58,7 +59,10 @@ volatile unsigned int enabled = 0;
 volatile unsigned long long pidns_dev = 0; /* 0: report global ids */
 volatile unsigned long long pidns_ino = 0;
 volatile unsigned int root_ns_pid = 0; /* adopt at exec (container mode) */
-volatile unsigned long long dropped = 0; /* events lost: ring full */
+/* failed reservations, per ring: events lost; stops not made (for an
+ * attach: a file whose calls are missed; for a throttle: a pause that did
+ * not happen, which the next event retries) */
+volatile unsigned long long dropped = 0;
 volatile unsigned long long ctl_dropped = 0;
 
 struct {
@@ -79,13 +83,15 @@ struct {
 	__type(value, u32);
 } tracked SEC(".maps");
 
-/* tgid -> 1 while stopped for throttling */
+/* every stop not handled yet -> when it was made (see struct mt_hold_key);
+ * the watchdog of user space holds an fd of it to resume them all if
+ * memtrack dies */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
-	__type(key, u32);
-	__type(value, u32);
-} throttled SEC(".maps");
+	__type(key, struct mt_hold_key);
+	__type(value, u64);
+} holds SEC(".maps");
 
 /* executable files user space has handled */
 struct {
@@ -146,37 +152,47 @@ static __always_inline struct thread_state *thread_get(u64 id)
 	return bpf_map_lookup_elem(&threads, &id);
 }
 
-/* Stop the current process until user space sends SIGCONT. */
+/*
+ * Stop the current process until user space sends SIGCONT. The order
+ * matters: the control record is reserved first (without it nobody would
+ * learn of the stop: then there is no stop), the hold is recorded next
+ * (whoever sees it may count on a record coming), the signal last (a
+ * process is never stopped without its hold being visible).
+ */
 static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 {
+	struct mt_hold_key key = { .tgid = id >> 32 };
+	u64 now = bpf_ktime_get_ns();
 	struct mt_ctl *c;
 
+	/* one throttle stop per process: the first thread to get here stops
+	 * them all; attach stops are per thread */
+	if (type != MT_CTL_THROTTLE) {
+		key.tid = (u32)id;
+	} else if (bpf_map_lookup_elem(&holds, &key)) {
+		return;
+	}
 	c = bpf_ringbuf_reserve(&ctl, sizeof(*c), 0);
 	if (!c) {
-		/* without the record nobody would resume it: don't stop */
 		__sync_fetch_and_add(&ctl_dropped, 1);
 		return;
 	}
+	if (bpf_map_update_elem(&holds, &key, &now,
+				type == MT_CTL_THROTTLE ? BPF_NOEXIST :
+							  BPF_ANY)) {
+		/* another thread won the race (or the map is full) */
+		bpf_ringbuf_discard(c, 0);
+		return;
+	}
 	c->type = type;
-	c->tgid = id >> 32;
+	c->tgid = key.tgid;
 	c->tid = (u32)id;
 	c->pad = 0;
 	c->dev = dev;
 	c->ino = ino;
+	c->ts = now;
 	bpf_send_signal(SIGSTOP);
 	bpf_ringbuf_submit(c, BPF_RB_FORCE_WAKEUP);
-}
-
-static __always_inline void throttle(u64 id)
-{
-	u32 tgid = id >> 32;
-	u32 one = 1;
-
-	/* one stop per process: the first thread to get here stops them all */
-	if (bpf_map_update_elem(&throttled, &tgid, &one, BPF_NOEXIST)) {
-		return;
-	}
-	stop_current(MT_CTL_THROTTLE, id, 0, 0);
 }
 
 static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
@@ -191,7 +207,7 @@ static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&dropped, 1);
-		throttle(id);
+		stop_current(MT_CTL_THROTTLE, id, 0, 0);
 		return;
 	}
 	e->timestamp = bpf_ktime_get_ns();
@@ -217,12 +233,15 @@ static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
 	e->reserved[1] = 0;
 
 	/* Wake the reader only when the ring fills up: it polls on a tick
-	 * anyway, and a wakeup per event costs more than the event. */
+	 * anyway, and a wakeup per event costs more than the event. unread
+	 * counts this record (reserved): with it the ring is above the high
+	 * watermark, so the process stops; what its other threads emit until
+	 * the stop reaches them lands above the watermark. */
 	unread = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 	if (unread >= wakeup_at) {
 		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
-		if (unread >= throttle_at) {
-			throttle(id);
+		if (unread > high_watermark) {
+			stop_current(MT_CTL_THROTTLE, id, 0, 0);
 		}
 	} else {
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);

@@ -40,7 +40,10 @@ enum mt_shape {
 };
 
 /* Records of the control ring: a process was stopped (SIGSTOP) by BPF and
- * waits for user space to act, then to send SIGCONT. */
+ * waits for user space to act, then to send SIGCONT. Every stop is also an
+ * entry of the `holds` map (struct mt_hold_key -> stop time), made before
+ * the signal, so that whoever resumes (the plugin, its watchdog when
+ * memtrack died) finds every stopped process there. */
 enum mt_ctl_type {
 	MT_CTL_ATTACH = 1,	/* mapped an unknown executable file */
 	MT_CTL_THROTTLE = 2,	/* the event ring is nearly full */
@@ -53,6 +56,19 @@ struct mt_ctl {
 	unsigned int pad;
 	unsigned long long dev;	/* ATTACH: kernel dev_t and inode of the file */
 	unsigned long long ino;
+	unsigned long long ts;	/* when it was stopped (CLOCK_MONOTONIC) */
+};
+
+/*
+ * A reason a process is stopped: one entry per stop, so that each has one
+ * inserter (BPF) and one deleter (whoever handled it). tid is 0 for a
+ * throttle stop (one per process: the ring is shared by its threads), the
+ * stopping thread for an attach stop (a thread is stopped by its own
+ * mmap/exec, so it has at most one in flight).
+ */
+struct mt_hold_key {
+	unsigned int tgid;
+	unsigned int tid;
 };
 
 /* The ring record: the layout of struct mt_event (include/memtrack/event.h),

@@ -17,7 +17,8 @@ struct bpf_link;
 
 #define EBPF_NAME "ebpf"
 
-/* Why a process is stopped: it stays stopped until no reason is left. */
+/* Why a process is stopped: it stays stopped until no reason is left
+ * (and no stop we have not read about yet is in the `holds` map). */
 #define HOLD_ATTACH (1u << 0)
 #define HOLD_THROTTLE (1u << 1)
 
@@ -34,9 +35,20 @@ struct ebpf_file {
 struct ebpf_state {
 	const struct mt_host *host;
 	struct memtrack_bpf *skel;
+	/* two readers polled through one epoll fd: the control ring is read
+	 * whole before every chunk, the event ring a chunk at a time */
+	struct ring_buffer *ctl_rb;
 	struct ring_buffer *rb;
+	int epfd;
+	int holds_fd;
 	size_t ring_size;
-	size_t throttle_at;
+	/* unread bytes above which BPF stops a producer, below which
+	 * maintain() resumes them all */
+	size_t high_wm;
+	size_t low_wm;
+	/* write end of the pipe to the watchdog process (EOF: memtrack is
+	 * gone, resume everything) */
+	int wd_fd;
 	/* read-only view of the event ring's positions (libbpf 1.1 has no
 	 * ring__avail_data_size()) */
 	volatile uint64_t *cons_pos;
@@ -56,12 +68,15 @@ struct ebpf_state {
 	size_t rd_max;
 	size_t rd_count;
 	int rd_err;
+	uint64_t rd_end; /* drain: stop at the record ending here */
 
 	int started;
 	uint64_t drops_reported;
 	uint64_t ctl_drops_reported;
 	uint64_t attach_count;
-	uint64_t throttle_count;
+	uint64_t stops;    /* throttle stops learned of */
+	uint64_t resumes;  /* throttle stops ended */
+	uint32_t throttled; /* processes with HOLD_THROTTLE now */
 };
 
 /* attach.c: handle the executable files a process maps: attach the uprobes
@@ -70,6 +85,16 @@ int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 			uint64_t ino);
 int ebpf_file_known(struct ebpf_state *st, uint64_t dev, uint64_t ino);
 void ebpf_symbols_init(void);
+
+/* watchdog.c: a process that resumes every stopped process of `holds` when
+ * memtrack dies, even by SIGKILL. */
+int ebpf_watchdog_start(struct ebpf_state *st);
+/* Normal end: everything was resumed; the watchdog exits. */
+void ebpf_watchdog_stop(struct ebpf_state *st);
+/* SIGCONT the process of every entry of the holds map, delete the entry;
+ * async-signal-safe (the watchdog runs it in a forked child). Returns the
+ * number of entries. */
+int ebpf_resume_map(int holds_fd);
 
 #define ebpf_log(st, level, ...) \
 	(st)->host->log((st)->host, (level), EBPF_NAME, __VA_ARGS__)

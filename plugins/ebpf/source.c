@@ -10,23 +10,36 @@
  * (see attach.c): BPF stops the process at exec / at an executable mmap and
  * announces it on the `ctl` ring; read() attaches and sends SIGCONT.
  *
- * Args (comma-separated, k/M/G suffixes accepted):
- *   ring-size=BYTES  the event ring, a power of two (default 16M)
- *   throttle=BYTES   unread bytes at which a producing process is paused
- *                    until the reader has caught up (default and maximum:
- *                    3/4 of the ring; the rest is room for what its other
- *                    threads emit before the stop reaches them)
+ * Args (comma-separated; the host's --ring-size, --high-watermark and
+ * --low-watermark map to them):
+ *   ring-size=BYTES      the event ring, a power of two (default 16M;
+ *                        k/M/G suffixes)
+ *   high-watermark=X     unread bytes above which BPF stops (SIGSTOP) the
+ *                        process whose event got there (default 3/4 of
+ *                        the ring); X is a fraction of the ring (0.75), a
+ *                        percentage (75%) or bytes (12M, 12582912)
+ *   low-watermark=X      unread bytes below which maintain() resumes every
+ *                        stopped producer (default 1/4 of the ring, or half
+ *                        the high watermark when that is lower)
+ *   throttle=BYTES       old name of high-watermark=
+ *
+ * No process is ever left stopped: destroy() resumes everything, and a
+ * watchdog process (watchdog.c) does it when memtrack dies without
+ * calling destroy() (SIGKILL).
  */
 #include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -119,21 +132,67 @@ static int parse_size(const char *s, size_t *out)
 	return 0;
 }
 
+/*
+ * A watermark: a fraction of the ring ("0.75"), a percentage ("75%") or
+ * bytes ("12M", "12582912"). Kept as text until the ring size is known
+ * (ring-size= may come later in the args).
+ */
+static int parse_watermark(struct ebpf_state *st, const char *name,
+			   const char *text, size_t *out)
+{
+	size_t v = 0;
+	double f = -1;
+	char *end;
+
+	if (strchr(text, '%')) {
+		errno = 0;
+		f = strtod(text, &end);
+		if (errno || end == text || strcmp(end, "%")) {
+			f = -1;
+		} else {
+			f /= 100;
+		}
+	} else if (strchr(text, '.')) {
+		errno = 0;
+		f = strtod(text, &end);
+		if (errno || end == text || *end) {
+			f = -1;
+		}
+	} else if (parse_size(text, &v)) {
+		v = 0;
+	} else if (!v) {
+		v = 0; /* refused below: outside (0, ring) */
+	}
+	if (f > 0 && f < 1) {
+		v = (size_t)(f * (double)st->ring_size);
+	}
+	if (!v || v >= st->ring_size) {
+		ebpf_log(st, MT_LOG_ERROR,
+			 "option %s=%s: a fraction in (0, 1), a percentage in (0%%, 100%%) or a byte count in (0, %zu) (the ring size) expected",
+			 name, text, st->ring_size);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
 static int parse_args(struct ebpf_state *st, const char *args)
 {
-	char *copy, *tok, *save = NULL;
+	char *copy = NULL, *tok, *save = NULL;
+	const char *high = NULL, *low = NULL, *high_name = "high-watermark";
 	int err = 0;
 
 	st->ring_size = DEFAULT_RING_SIZE;
-	if (!args || !*args) {
-		return 0;
+	if (args && *args) {
+		copy = strdup(args);
+		if (!copy) {
+			return -ENOMEM;
+		}
+		tok = strtok_r(copy, ",", &save);
+	} else {
+		tok = NULL;
 	}
-	copy = strdup(args);
-	if (!copy) {
-		return -ENOMEM;
-	}
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
+	for (; tok; tok = strtok_r(NULL, ",", &save)) {
 		if (!strncmp(tok, "ring-size=", 10)) {
 			size_t v;
 
@@ -146,25 +205,53 @@ static int parse_args(struct ebpf_state *st, const char *args)
 				break;
 			}
 			st->ring_size = v;
+		} else if (!strncmp(tok, "high-watermark=", 15)) {
+			high = tok + 15;
+			high_name = "high-watermark";
 		} else if (!strncmp(tok, "throttle=", 9)) {
-			size_t v;
-
-			if (parse_size(tok + 9, &v) || !v) {
-				ebpf_log(st, MT_LOG_ERROR,
-					 "option throttle=%s: a byte count expected",
-					 tok + 9);
-				err = -EINVAL;
-				break;
-			}
-			st->throttle_at = v;
+			high = tok + 9;
+			high_name = "throttle";
+		} else if (!strncmp(tok, "low-watermark=", 14)) {
+			low = tok + 14;
 		} else {
 			ebpf_log(st, MT_LOG_ERROR,
-				 "unknown option '%s' (known: ring-size=BYTES, throttle=BYTES)",
+				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X)",
 				 tok);
 			err = -EINVAL;
 			break;
 		}
 	}
+	if (err) {
+		goto end;
+	}
+	/* 3/4: the last quarter takes what a stopped process's other
+	 * threads emit before the stop reaches them */
+	st->high_wm = st->ring_size / 4 * 3;
+	if (high) {
+		err = parse_watermark(st, high_name, high, &st->high_wm);
+		if (err) {
+			goto end;
+		}
+	}
+	/* resume well before empty, so that producers run while the reader
+	 * works through the rest; a high watermark given alone below the
+	 * default gets half of it */
+	st->low_wm = st->ring_size / 4;
+	if (low) {
+		err = parse_watermark(st, "low-watermark", low, &st->low_wm);
+		if (err) {
+			goto end;
+		}
+		if (st->low_wm >= st->high_wm) {
+			ebpf_log(st, MT_LOG_ERROR,
+				 "option low-watermark=%s (%zu bytes) must be below %s= (%zu bytes)",
+				 low, st->low_wm, high_name, st->high_wm);
+			err = -EINVAL;
+		}
+	} else if (st->low_wm >= st->high_wm) {
+		st->low_wm = st->high_wm / 2;
+	}
+end:
 	free(copy);
 	return err;
 }
@@ -253,6 +340,26 @@ static uint64_t ring_unread(struct ebpf_state *st)
 /* Stopped processes                                                   */
 /* ------------------------------------------------------------------ */
 
+static void note(struct ebpf_state *st, const char *what, pid_t pid,
+		 uint64_t ts)
+{
+	const struct mt_host *h = st->host;
+
+	/* a host older than mt_host.note has a shorter struct */
+	if (h->size >= offsetof(struct mt_host, note) + sizeof(h->note) &&
+	    h->note) {
+		h->note(h, what, pid, ts);
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static struct ebpf_hold *hold_get(struct ebpf_state *st, pid_t pid, int add)
 {
 	size_t i;
@@ -280,47 +387,84 @@ static struct ebpf_hold *hold_get(struct ebpf_state *st, pid_t pid, int add)
 	return &st->holds[st->nholds++];
 }
 
-/* Drop a reason; resume the process when none is left. */
+/* Is a stop of pid in the map that we have not handled? (Handled ones are
+ * deleted before their reason is dropped.) The map holds only the stops in
+ * flight: a few entries. */
+static int stop_pending(struct ebpf_state *st, pid_t pid)
+{
+	struct mt_hold_key key, next;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(st->holds_fd, prev, &next)) {
+		if ((pid_t)next.tgid == pid) {
+			return 1;
+		}
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
+/*
+ * A stop was handled: forget its map entry, drop its reason, and resume
+ * the process when no reason is left. h moves (the array is compacted).
+ */
 static void hold_release(struct ebpf_state *st, struct ebpf_hold *h,
-			 unsigned int reason)
+			 unsigned int reason, const struct mt_hold_key *key)
 {
 	pid_t pid = h->pid;
 
+	bpf_map_delete_elem(st->holds_fd, key);
+	if (reason == HOLD_THROTTLE && (h->reasons & HOLD_THROTTLE)) {
+		st->throttled--;
+		st->resumes++;
+		note(st, "resume", pid, now_ns());
+	}
 	h->reasons &= ~reason;
 	if (h->reasons) {
 		return;
 	}
 	*h = st->holds[--st->nholds];
-	if (kill(pid, SIGCONT) && errno != ESRCH) {
-		ebpf_log(st, MT_LOG_WARN, "cannot resume process %d: %s",
-			 (int)pid, strerror(errno));
+	/* stopped again meanwhile: the record of that stop is on its way
+	 * and its handling resumes the process */
+	if (stop_pending(st, pid)) {
+		return;
+	}
+	if (kill(pid, SIGCONT)) {
+		if (errno != ESRCH) {
+			ebpf_log(st, MT_LOG_WARN,
+				 "cannot resume process %d: %s", (int)pid,
+				 strerror(errno));
+		}
+		return;
+	}
+	/* A stop recorded between the check and SIGCONT may have had its
+	 * SIGSTOP cancelled by ours: stop it again; its record resumes it. */
+	if (stop_pending(st, pid)) {
+		kill(pid, SIGSTOP);
 	}
 }
 
-/* Resume throttled producers once the reader caught up. */
-static void resume_throttled(struct ebpf_state *st, int all)
+/* Below the low watermark: resume every throttled producer. */
+static void resume_throttled(struct ebpf_state *st)
 {
-	int fd = bpf_map__fd(st->skel->maps.throttled);
 	size_t i = 0;
 
-	if (!all && ring_unread(st) > st->throttle_at / 2) {
+	if (!st->throttled || ring_unread(st) >= st->low_wm) {
 		return;
 	}
 	while (i < st->nholds) {
 		struct ebpf_hold *h = &st->holds[i];
-		uint32_t key = h->pid;
+		struct mt_hold_key key = { .tgid = (uint32_t)h->pid, .tid = 0 };
+		size_t n = st->nholds;
 
 		if (!(h->reasons & HOLD_THROTTLE)) {
 			i++;
 			continue;
 		}
-		/* before SIGCONT, so that BPF may stop it again */
-		bpf_map_delete_elem(fd, &key);
-		if (h->reasons == HOLD_THROTTLE) {
-			hold_release(st, h, HOLD_THROTTLE); /* moves the last */
-		} else {
-			h->reasons &= ~HOLD_THROTTLE;
-			i++;
+		hold_release(st, h, HOLD_THROTTLE, &key);
+		if (st->nholds == n) {
+			i++; /* still held for another reason: stays here */
 		}
 	}
 }
@@ -329,8 +473,9 @@ static int on_ctl(void *ctx, void *data, size_t len)
 {
 	struct ebpf_state *st = ctx;
 	const struct mt_ctl *c = data;
+	struct mt_hold_key key = { .tgid = c->tgid };
 	struct ebpf_hold *h;
-	int err;
+	int err = 0;
 
 	if (len < sizeof(*c)) {
 		return 0;
@@ -342,25 +487,27 @@ static int on_ctl(void *ctx, void *data, size_t len)
 	}
 	switch (c->type) {
 	case MT_CTL_ATTACH:
+		key.tid = c->tid;
 		h->reasons |= HOLD_ATTACH;
 		err = ebpf_attach_process(st, c->tgid, c->dev, c->ino);
-		h = hold_get(st, c->tgid, 0);
+		h = hold_get(st, c->tgid, 0); /* the array may have moved */
 		if (h) {
-			hold_release(st, h, HOLD_ATTACH);
-		}
-		if (err) {
-			return err;
+			hold_release(st, h, HOLD_ATTACH, &key);
 		}
 		break;
 	case MT_CTL_THROTTLE:
-		h->reasons |= HOLD_THROTTLE;
-		st->throttle_count++;
+		if (!(h->reasons & HOLD_THROTTLE)) {
+			h->reasons |= HOLD_THROTTLE;
+			st->throttled++;
+		}
+		st->stops++;
+		note(st, "stop", c->tgid, c->ts);
 		break;
 	default:
-		hold_release(st, h, 0);
+		hold_release(st, h, 0, &key);
 		break;
 	}
-	return 0;
+	return err;
 }
 
 static int on_event(void *ctx, void *data, size_t len)
@@ -379,6 +526,15 @@ static int on_event(void *ctx, void *data, size_t len)
 	memcpy(ev, data, sizeof(*ev));
 	/* returning < 0 stops libbpf after consuming this record */
 	if (++st->rd_count >= st->rd_max) {
+		return RD_FULL;
+	}
+	/* drain: libbpf publishes the consumer position after the callback,
+	 * so it is where this record starts; stop at the one reaching the
+	 * producer position drain() started with */
+	if (st->rd_end &&
+	    __atomic_load_n(st->cons_pos, __ATOMIC_ACQUIRE) +
+			    ((len + BPF_RINGBUF_HDR_SZ + 7) & ~7ull) >=
+		    st->rd_end) {
 		return RD_FULL;
 	}
 	return 0;
@@ -401,6 +557,9 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 		return -ENOMEM;
 	}
 	st->host = host;
+	st->epfd = -1;
+	st->holds_fd = -1;
+	st->wd_fd = -1;
 	err = parse_args(st, args);
 	if (err) {
 		goto error;
@@ -429,14 +588,11 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	if (err) {
 		goto error;
 	}
-	/* stop producers at 3/4, leaving room for what their other threads
-	 * emit before the stop reaches them; wake the reader at 1/8 */
-	if (!st->throttle_at || st->throttle_at > st->ring_size / 4 * 3) {
-		st->throttle_at = st->ring_size / 4 * 3;
-	}
-	st->skel->rodata->throttle_at = st->throttle_at;
-	st->skel->rodata->wakeup_at = st->throttle_at < st->ring_size / 8 ?
-					      st->throttle_at :
+	/* wake the reader at 1/8 (or the high watermark when lower): below
+	 * that it reads on the host's tick */
+	st->skel->rodata->high_watermark = st->high_wm;
+	st->skel->rodata->wakeup_at = st->high_wm < st->ring_size / 8 ?
+					      st->high_wm :
 					      st->ring_size / 8;
 	err = memtrack_bpf__load(st->skel);
 	if (err) {
@@ -445,23 +601,46 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 			 strerror(-err));
 		goto error;
 	}
+	st->holds_fd = bpf_map__fd(st->skel->maps.holds);
+	/* before anything can be stopped, and while memtrack is one thread
+	 * (the watchdog is forked) */
+	err = ebpf_watchdog_start(st);
+	if (err) {
+		goto error;
+	}
 	err = map_ring_positions(st);
 	if (err) {
 		ebpf_log(st, MT_LOG_ERROR, "cannot map the event ring: %s",
 			 strerror(-err));
 		goto error;
 	}
-	/* the control ring first: a bounded read never starves it */
-	st->rb = ring_buffer__new(bpf_map__fd(st->skel->maps.ctl), on_ctl, st,
-				  NULL);
+	st->ctl_rb = ring_buffer__new(bpf_map__fd(st->skel->maps.ctl), on_ctl,
+				      st, NULL);
+	if (!st->ctl_rb) {
+		err = -errno;
+		goto ring_error;
+	}
+	st->rb = ring_buffer__new(bpf_map__fd(st->skel->maps.events),
+				  on_event, st, NULL);
 	if (!st->rb) {
 		err = -errno;
 		goto ring_error;
 	}
-	err = ring_buffer__add(st->rb, bpf_map__fd(st->skel->maps.events),
-			       on_event, st);
-	if (err) {
+	st->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (st->epfd < 0) {
+		err = -errno;
 		goto ring_error;
+	}
+	{
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		if (epoll_ctl(st->epfd, EPOLL_CTL_ADD,
+			      ring_buffer__epoll_fd(st->ctl_rb), &ev) ||
+		    epoll_ctl(st->epfd, EPOLL_CTL_ADD,
+			      ring_buffer__epoll_fd(st->rb), &ev)) {
+			err = -errno;
+			goto ring_error;
+		}
 	}
 	*state = st;
 	return 0;
@@ -539,7 +718,7 @@ static int ebpf_poll_fd(void *state)
 {
 	struct ebpf_state *st = state;
 
-	return ring_buffer__epoll_fd(st->rb);
+	return st->epfd;
 }
 
 static void report_drops(struct ebpf_state *st)
@@ -549,16 +728,53 @@ static void report_drops(struct ebpf_state *st)
 
 	if (d != st->drops_reported) {
 		ebpf_log(st, MT_LOG_WARN,
-			 "%llu events lost: the event ring was full (raise ring-size=)",
+			 "%llu events lost: the event ring was full (raise ring-size= or lower high-watermark=)",
 			 (unsigned long long)(d - st->drops_reported));
 		st->drops_reported = d;
 	}
 	if (c != st->ctl_drops_reported) {
 		ebpf_log(st, MT_LOG_WARN,
-			 "%llu new executable mappings not attached: the control ring was full",
+			 "%llu stops not made: the control ring was full",
 			 (unsigned long long)(c - st->ctl_drops_reported));
 		st->ctl_drops_reported = c;
 	}
+}
+
+/* Handle every stop announced so far (attach, throttle). */
+static int consume_ctl(struct ebpf_state *st)
+{
+	int ret = ring_buffer__consume(st->ctl_rb);
+
+	if (ret < 0) {
+		ebpf_log(st, MT_LOG_ERROR, "reading the control ring failed: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/* At most max events; with end != 0, none past the record reaching end. */
+static int read_events(struct ebpf_state *st, struct mt_emitter *em,
+		       size_t max, uint64_t end)
+{
+	int ret;
+
+	st->em = em;
+	st->rd_max = max;
+	st->rd_count = 0;
+	st->rd_err = 0;
+	st->rd_end = end;
+	ret = ring_buffer__consume(st->rb);
+	st->rd_end = 0;
+	if (st->rd_err) {
+		return st->rd_err;
+	}
+	if (ret < 0 && ret != RD_FULL) {
+		ebpf_log(st, MT_LOG_ERROR, "reading the event ring failed: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	return (int)st->rd_count;
 }
 
 static int ebpf_read(void *state, struct mt_emitter *em, size_t max,
@@ -567,50 +783,75 @@ static int ebpf_read(void *state, struct mt_emitter *em, size_t max,
 	struct ebpf_state *st = state;
 	int ret;
 
-	if (!max) {
-		return 0;
-	}
-	st->em = em;
-	st->rd_max = max;
-	st->rd_count = 0;
-	st->rd_err = 0;
-	ret = ring_buffer__consume(st->rb);
-	if (st->rd_err) {
-		return st->rd_err;
-	}
-	if (ret < 0 && ret != RD_FULL) {
-		ebpf_log(st, MT_LOG_ERROR, "reading the rings failed: %s",
-			 strerror(-ret));
+	(void)flags;
+	/* the control ring first: a bounded read never starves it */
+	ret = consume_ctl(st);
+	if (ret < 0 || !max) {
 		return ret;
 	}
-	return (int)st->rd_count;
+	return read_events(st, em, max, 0);
 }
 
 static int ebpf_maintain(void *state)
 {
 	struct ebpf_state *st = state;
+	int ret;
 
-	resume_throttled(st, 0);
+	/* every stop known before deciding whom to resume */
+	ret = consume_ctl(st);
+	resume_throttled(st);
 	report_drops(st);
-	return 0;
+	return ret;
 }
 
+/*
+ * Everything written when drain() is called, and nothing more: under
+ * sustained load "until empty" never comes. Producers stay as they are
+ * (resuming them all would only fill the ring again meanwhile); they are
+ * resumed at the end if the ring is then below the low watermark.
+ */
 static int ebpf_drain(void *state, struct mt_emitter *em)
 {
 	struct ebpf_state *st = state;
-	uint32_t flags = 0;
-	int ret;
+	uint64_t end = __atomic_load_n(st->prod_pos, __ATOMIC_ACQUIRE);
+	uint64_t t0 = now_ns(), last = __atomic_load_n(st->cons_pos,
+						       __ATOMIC_ACQUIRE);
+	int ret = 0;
 
-	resume_throttled(st, 1);
-	do {
-		ret = ebpf_read(st, em, (size_t)1 << 30, &flags);
-	} while (ret > 0);
-	report_drops(st);
-	if (st->throttle_count) {
-		ebpf_log(st, MT_LOG_INFO,
-			 "producers paused %llu times for the reader to catch up",
-			 (unsigned long long)st->throttle_count);
+	for (;;) {
+		uint64_t cons;
+
+		ret = consume_ctl(st);
+		if (ret < 0) {
+			break;
+		}
+		cons = __atomic_load_n(st->cons_pos, __ATOMIC_ACQUIRE);
+		if ((int64_t)(cons - end) >= 0) {
+			break;
+		}
+		ret = read_events(st, em, SIZE_MAX, end);
+		if (ret < 0) {
+			break;
+		}
+		cons = __atomic_load_n(st->cons_pos, __ATOMIC_ACQUIRE);
+		if (cons != last) {
+			last = cons;
+			t0 = now_ns();
+		} else if (now_ns() - t0 > 1000000000u) {
+			/* a record reserved and never committed: cannot
+			 * happen with BPF programs, but do not hang on it */
+			ebpf_log(st, MT_LOG_WARN,
+				 "drain: a ring record stayed incomplete for 1 s; %llu bytes left unread",
+				 (unsigned long long)(end - cons));
+			ret = 0;
+			break;
+		} else {
+			/* a producer is between reserve and commit */
+			sched_yield();
+		}
 	}
+	resume_throttled(st);
+	report_drops(st);
 	return ret < 0 ? ret : 0;
 }
 
@@ -622,6 +863,26 @@ static int ebpf_set_enabled(void *state, int enabled)
 	return 0;
 }
 
+static int ebpf_get_stats(void *state, struct mt_source_stats *out)
+{
+	struct ebpf_state *st = state;
+	struct mt_source_stats s = { .size = out->size };
+	size_t n = out->size < sizeof(s) ? out->size : sizeof(s);
+
+	s.stopped = st->throttled;
+	s.dropped = st->skel->bss->dropped;
+	s.ring_size = st->ring_size;
+	s.ring_used = ring_unread(st);
+	s.stops = st->stops;
+	s.resumes = st->resumes;
+	/* only what the host's struct has room for */
+	if (n > sizeof(s.size)) {
+		memcpy((char *)out + sizeof(s.size), (char *)&s + sizeof(s.size),
+		       n - sizeof(s.size));
+	}
+	return 0;
+}
+
 static void ebpf_destroy(void *state)
 {
 	struct ebpf_state *st = state;
@@ -630,14 +891,34 @@ static void ebpf_destroy(void *state)
 	if (!st) {
 		return;
 	}
-	/* never leave a process stopped */
-	for (i = 0; i < st->nholds; i++) {
-		kill(st->holds[i].pid, SIGCONT);
-	}
+	/* Detach first: once no program runs, nothing stops anybody again. */
 	for (i = 0; i < st->nlinks; i++) {
 		bpf_link__destroy(st->links[i]);
 	}
+	st->nlinks = 0;
+	if (st->skel) {
+		memtrack_bpf__detach(st->skel);
+	}
+	/* Never leave a process stopped: those we know of, and those whose
+	 * record we have not read (they are in the map). */
+	for (i = 0; i < st->nholds; i++) {
+		if (st->holds[i].reasons & HOLD_THROTTLE) {
+			st->resumes++;
+			note(st, "resume", st->holds[i].pid, now_ns());
+		}
+		kill(st->holds[i].pid, SIGCONT);
+	}
+	st->nholds = 0;
+	st->throttled = 0;
+	if (st->holds_fd >= 0) {
+		ebpf_resume_map(st->holds_fd);
+	}
+	ebpf_watchdog_stop(st);
 	ring_buffer__free(st->rb);
+	ring_buffer__free(st->ctl_rb);
+	if (st->epfd >= 0) {
+		close(st->epfd);
+	}
 	if (st->cons_pos) {
 		munmap((void *)st->cons_pos, st->page_size);
 	}
@@ -666,6 +947,7 @@ static const struct mt_source_ops ebpf_ops = {
 	.drain = ebpf_drain,
 	.set_enabled = ebpf_set_enabled,
 	.destroy = ebpf_destroy,
+	.get_stats = ebpf_get_stats,
 };
 
 static const struct mt_plugin_desc ebpf_desc = {

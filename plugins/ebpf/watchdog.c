@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/ebpf/watchdog.c - nothing stays stopped when memtrack dies.
+ *
+ * destroy() resumes every stopped process, but a memtrack killed with
+ * SIGKILL never calls it, and the processes BPF stopped would wait for a
+ * SIGCONT forever. So create() forks a watchdog holding two things: an fd
+ * of the `holds` map (every stop is recorded there before its SIGSTOP) and
+ * the read end of a pipe whose write end only memtrack has. When memtrack
+ * exits, normally or not, the pipe reaches EOF; the watchdog then resumes
+ * the process of every entry of the map until memtrack's BPF programs are
+ * gone (its links are fds of memtrack: they die with it, so the programs
+ * stop running shortly after), and exits. After a normal end memtrack
+ * writes 'Q' first: everything is resumed, one last look suffices.
+ *
+ * The watchdog is forked twice so that it is not memtrack's child (memtrack
+ * waits for all its children to end the run), calls setsid() (a terminal's
+ * signals are memtrack's business), keeps no other fd (memtrack's stdout
+ * and stderr may be pipes whose readers wait for EOF; the BPF programs must
+ * not outlive memtrack) and is never traced (it is not in the traced tree).
+ * It runs in a fork of memtrack and only makes system calls.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "memtrack.h"
+#include "memtrack.skel.h"
+#include "ebpf.h"
+
+#define WD_MAX_PROGS 64
+/* how long programs may outlive memtrack before the watchdog gives up */
+#define WD_MAX_WAIT_NS 10000000000ull
+
+int ebpf_resume_map(int holds_fd)
+{
+	struct mt_hold_key keys[256];
+	int n, total = 0;
+
+	/* collect, then delete: deleting while walking restarts the walk */
+	do {
+		void *prev = NULL;
+
+		n = 0;
+		while (n < (int)(sizeof(keys) / sizeof(keys[0])) &&
+		       !bpf_map_get_next_key(holds_fd, prev, &keys[n])) {
+			prev = &keys[n++];
+		}
+		for (int i = 0; i < n; i++) {
+			/* SIGCONT before delete: the entry is the proof
+			 * that it may be stopped */
+			kill((pid_t)keys[i].tgid, SIGCONT);
+			bpf_map_delete_elem(holds_fd, &keys[i]);
+		}
+		total += n;
+	} while (n == (int)(sizeof(keys) / sizeof(keys[0])));
+	return total;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR) {
+	}
+}
+
+static int progs_alive(const uint32_t *ids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int fd = bpf_prog_get_fd_by_id(ids[i]);
+
+		if (fd >= 0) {
+			close(fd);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Close every fd but a and b (a < b). */
+static void close_others(int a, int b)
+{
+	if (a > 0) {
+		syscall(SYS_close_range, 0u, (unsigned int)a - 1, 0u);
+	}
+	if (b > a + 1) {
+		syscall(SYS_close_range, (unsigned int)a + 1,
+			(unsigned int)b - 1, 0u);
+	}
+	syscall(SYS_close_range, (unsigned int)b + 1, ~0u, 0u);
+}
+
+static __attribute__((noreturn)) void watchdog_main(int rfd, int holds_fd,
+						     const uint32_t *ids,
+						     int nids)
+{
+	uint64_t t0;
+	char c = 0;
+	ssize_t n;
+
+	setsid();
+	signal(SIGPIPE, SIG_IGN);
+	prctl(PR_SET_NAME, "memtrack-wdog", 0, 0, 0);
+	close_others(rfd < holds_fd ? rfd : holds_fd,
+		     rfd < holds_fd ? holds_fd : rfd);
+
+	while ((n = read(rfd, &c, 1)) < 0 && errno == EINTR) {
+	}
+	if (n == 1 && c == 'Q') {
+		/* memtrack detached and resumed everything; a program that
+		 * was running during the detach may still have stopped one */
+		sleep_ms(20);
+		ebpf_resume_map(holds_fd);
+		_exit(0);
+	}
+	/* memtrack died: its programs run until its links are released,
+	 * and stop producers (nobody reads the ring any more) */
+	t0 = mono_ns();
+	do {
+		ebpf_resume_map(holds_fd);
+		if (!progs_alive(ids, nids)) {
+			break;
+		}
+		sleep_ms(5);
+	} while (mono_ns() - t0 < WD_MAX_WAIT_NS);
+	sleep_ms(20);
+	ebpf_resume_map(holds_fd);
+	_exit(0);
+}
+
+int ebpf_watchdog_start(struct ebpf_state *st)
+{
+	uint32_t ids[WD_MAX_PROGS];
+	struct bpf_program *prog;
+	int nids = 0, pfd[2], status;
+	pid_t pid;
+
+	bpf_object__for_each_program(prog, st->skel->obj) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (nids < WD_MAX_PROGS &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info,
+					    &len)) {
+			ids[nids++] = info.id;
+		}
+	}
+	/* close-on-exec: the traced command must not keep it open */
+	if (pipe2(pfd, O_CLOEXEC)) {
+		ebpf_log(st, MT_LOG_ERROR, "cannot create the watchdog pipe: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		ebpf_log(st, MT_LOG_ERROR, "cannot fork the watchdog: %s",
+			 strerror(-err));
+		close(pfd[0]);
+		close(pfd[1]);
+		return err;
+	}
+	if (pid == 0) {
+		/* the intermediate: its exit orphans the watchdog */
+		close(pfd[1]);
+		pid = fork();
+		if (pid == 0) {
+			watchdog_main(pfd[0], st->holds_fd, ids, nids);
+		}
+		_exit(pid < 0 ? 1 : 0);
+	}
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		ebpf_log(st, MT_LOG_ERROR, "cannot fork the watchdog");
+		close(pfd[1]);
+		return -EAGAIN;
+	}
+	st->wd_fd = pfd[1];
+	return 0;
+}
+
+void ebpf_watchdog_stop(struct ebpf_state *st)
+{
+	if (st->wd_fd < 0) {
+		return;
+	}
+	if (write(st->wd_fd, "Q", 1) != 1) {
+		/* it then acts as if memtrack died: resumes what is left */
+	}
+	close(st->wd_fd);
+	st->wd_fd = -1;
+}
