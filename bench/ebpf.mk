@@ -23,3 +23,15 @@ bench-ebpf: bench/bench-ebpf$(EXEEXT) bench/bench-ebpf-work$(EXEEXT) \
 	MT_BUILDDIR='$(abs_top_builddir)' bench/bench-ebpf$(EXEEXT)
 bench: bench-ebpf
 endif
+
+# bench/bench-pressure.sh: producers against a slow consumer, stops and
+# stop-to-resume latency ('make bench-pressure', part of 'make bench')
+EXTRA_DIST += bench/bench-pressure.sh
+if ENABLE_EBPF
+.PHONY: bench-pressure
+bench-pressure: memtrack$(EXEEXT) $(plugin_LTLIBRARIES) \
+		tests/progs/alloc-storm$(EXEEXT)
+	MEMTRACK_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs' \
+	$(SHELL) $(srcdir)/bench/bench-pressure.sh '$(abs_top_builddir)'
+bench: bench-pressure
+endif

@@ -274,31 +274,34 @@ int ebpf_trace_run(const char *const *opts, const char *const *argv,
 	return ebpf_trace_run_source("ebpf", opts, argv, t);
 }
 
-int ebpf_trace_run_source(const char *source, const char *const *opts,
-			  const char *const *argv, struct ebpf_trace *t)
+int ebpf_trace_start(const char *source, const char *const *opts,
+		     const char *const *argv, struct ebpf_trace *t)
 {
 	const char *b = getenv("MT_BUILDDIR");
-	char memtrack[4096], out[] = "/tmp/mt-ebpf-test-XXXXXX";
-	char sinkarg[sizeof(out) + 16], outf[] = "/tmp/mt-ebpf-out-XXXXXX";
+	char memtrack[4096], sinkarg[64];
+	char outf[] = "/tmp/mt-ebpf-out-XXXXXX";
 	char errf[] = "/tmp/mt-ebpf-err-XXXXXX";
 	const char *args[64];
-	int fd, ofd, efd, status, n = 0, ret = -1;
+	int fd, n = 0;
 	size_t i;
 	pid_t pid;
 
 	memset(t, 0, sizeof(*t));
+	t->ofd = t->efd = -1;
+	t->pid = -1;
+	snprintf(t->file, sizeof(t->file), "/tmp/mt-ebpf-test-XXXXXX");
 	snprintf(memtrack, sizeof(memtrack), "%s/memtrack", b ? b : ".");
-	fd = mkstemp(out);
-	ofd = mkstemp(outf);
-	efd = mkstemp(errf);
-	if (fd < 0 || ofd < 0 || efd < 0) {
+	fd = mkstemp(t->file);
+	t->ofd = mkstemp(outf);
+	t->efd = mkstemp(errf);
+	if (fd < 0 || t->ofd < 0 || t->efd < 0) {
 		perror("mkstemp");
 		return -1;
 	}
 	close(fd);
 	unlink(outf);
 	unlink(errf);
-	snprintf(sinkarg, sizeof(sinkarg), "file:%s", out);
+	snprintf(sinkarg, sizeof(sinkarg), "file:%s", t->file);
 
 	args[n++] = memtrack;
 	for (i = 0; opts && opts[i] && n < 40; i++) {
@@ -318,17 +321,30 @@ int ebpf_trace_run_source(const char *source, const char *const *opts,
 	pid = fork();
 	if (pid < 0) {
 		perror("fork");
-		goto end;
+		return -1;
 	}
 	if (pid == 0) {
-		dup2(ofd, 1);
-		dup2(efd, 2);
+		dup2(t->ofd, 1);
+		dup2(t->efd, 2);
 		execv(memtrack, (char *const *)args);
 		fprintf(stderr, "cannot run %s: %s\n", memtrack,
 			strerror(errno));
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0) {
+	t->pid = pid;
+	return 0;
+}
+
+char *ebpf_trace_peek(const struct ebpf_trace *t)
+{
+	return slurp(t->ofd);
+}
+
+int ebpf_trace_finish(struct ebpf_trace *t)
+{
+	int status, ret = -1;
+
+	while (waitpid(t->pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			perror("waitpid");
 			goto end;
@@ -336,8 +352,8 @@ int ebpf_trace_run_source(const char *source, const char *const *opts,
 	}
 	t->status = WIFEXITED(status) ? WEXITSTATUS(status) :
 					128 + WTERMSIG(status);
-	t->out = slurp(ofd);
-	t->err = slurp(efd);
+	t->out = slurp(t->ofd);
+	t->err = slurp(t->efd);
 	if (!t->out || !t->err) {
 		goto end;
 	}
@@ -345,15 +361,32 @@ int ebpf_trace_run_source(const char *source, const char *const *opts,
 		fprintf(stderr, "memtrack exited with %d; stderr:\n%s\n",
 			t->status, t->err);
 	}
-	if (parse_expectations(t) || decode_file(out, t)) {
+	if (parse_expectations(t) || decode_file(t->file, t)) {
 		goto end;
 	}
 	ret = 0;
 end:
-	close(ofd);
-	close(efd);
-	unlink(out);
+	close(t->ofd);
+	close(t->efd);
+	t->ofd = t->efd = -1;
+	unlink(t->file);
 	return ret;
+}
+
+int ebpf_trace_run_source(const char *source, const char *const *opts,
+			  const char *const *argv, struct ebpf_trace *t)
+{
+	if (ebpf_trace_start(source, opts, argv, t)) {
+		if (t->ofd >= 0) {
+			close(t->ofd);
+		}
+		if (t->efd >= 0) {
+			close(t->efd);
+		}
+		unlink(t->file);
+		return -1;
+	}
+	return ebpf_trace_finish(t);
 }
 
 void ebpf_trace_free(struct ebpf_trace *t)

@@ -30,6 +30,10 @@ struct ebpf_trace {
 	char *out;   /* the program's stdout */
 	char *err;   /* memtrack's stderr */
 	int status;  /* memtrack's exit status (wait status decoded) */
+	/* a run in progress (ebpf_trace_start) */
+	int pid;     /* memtrack's */
+	int ofd, efd;
+	char file[32];
 };
 
 /* Exit 77 (skip) without root or BPF; fail instead when
@@ -48,6 +52,14 @@ int ebpf_trace_run(const char *const *opts, const char *const *argv,
 int ebpf_trace_run_source(const char *source, const char *const *opts,
 			  const char *const *argv, struct ebpf_trace *t);
 void ebpf_trace_free(struct ebpf_trace *t);
+
+/* The same in two steps: start memtrack (t->pid), ... , wait for it and
+ * decode. Between them ebpf_trace_peek() returns what the program wrote
+ * on stdout so far (malloc'd). */
+int ebpf_trace_start(const char *source, const char *const *opts,
+		     const char *const *argv, struct ebpf_trace *t);
+int ebpf_trace_finish(struct ebpf_trace *t);
+char *ebpf_trace_peek(const struct ebpf_trace *t);
 
 /* Check every expectation against the events; returns the number of
  * mismatches, each explained on stderr. */

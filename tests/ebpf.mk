@@ -11,7 +11,8 @@ PROG_CPPFLAGS = -I$(srcdir)/tests/progs
 check_PROGRAMS += tests/progs/alloc-basic tests/progs/alloc-static \
 	tests/progs/alloc-mmap tests/progs/alloc-ctor tests/progs/alloc-cxx \
 	tests/progs/alloc-forktree tests/progs/alloc-dlopen \
-	tests/progs/alloc-toggle tests/progs/alloc-stress
+	tests/progs/alloc-toggle tests/progs/alloc-stress \
+	tests/progs/alloc-storm
 tests_progs_alloc_basic_SOURCES = tests/progs/alloc-basic.c
 tests_progs_alloc_basic_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_basic_CFLAGS = $(PROG_CFLAGS)
@@ -44,6 +45,9 @@ tests_progs_alloc_stress_SOURCES = tests/progs/alloc-stress.c
 tests_progs_alloc_stress_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_stress_CFLAGS = $(PROG_CFLAGS)
 tests_progs_alloc_stress_LDADD = $(PTHREAD_LIBS)
+tests_progs_alloc_storm_SOURCES = tests/progs/alloc-storm.c
+tests_progs_alloc_storm_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_storm_LDADD = $(PTHREAD_LIBS)
 
 # the library alloc-dlopen loads: tests/progs/.libs/libdlalloc.so
 check_LTLIBRARIES += tests/progs/libdlalloc.la
@@ -90,5 +94,14 @@ tests_test_ebpf_SOURCES = tests/test-ebpf.c tests/ebpf-testlib.c \
 tests_test_ebpf_CFLAGS = $(TEST_CFLAGS)
 tests_test_ebpf_LDADD = $(TEST_LIBS)
 EXTRA_tests_test_ebpf_DEPENDENCIES = tests/progs/optional.stamp
+
+# a slow consumer, a small ring, memtrack killed: nothing lost, nothing
+# left stopped
+check_PROGRAMS += tests/test-pressure
+TESTS += tests/test-pressure
+tests_test_pressure_SOURCES = tests/test-pressure.c tests/ebpf-testlib.c \
+	tests/ebpf-testlib.h
+tests_test_pressure_CFLAGS = $(TEST_CFLAGS)
+tests_test_pressure_LDADD = $(TEST_LIBS)
 endif
 endif
