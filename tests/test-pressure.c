@@ -339,8 +339,8 @@ START_TEST(test_drain_latency)
 END_TEST
 
 /*
- * memtrack gets sig while the producers are stopped. The workload runs
- * long (10^8 pairs per thread untraced would take minutes traced): after
+ * memtrack gets sig while the producers are stopped. With SIGKILL the
+ * workload runs long (10^8 pairs per thread: seconds untraced): after
  * memtrack is gone, no process may be stopped, now or later (no program
  * of memtrack runs any more).
  */
@@ -349,9 +349,9 @@ static void kill_while_stopped(int sig)
 	const char *opts[] = { "--ring-size", "262144", "--throttle-us", "5000",
 			       "--chunk", "64", NULL };
 	const char *argv[] = { ebpf_prog("alloc-storm"), "4", "2",
-			       sig == SIGKILL ? "3000000" : "5000", NULL };
+			       sig == SIGKILL ? "100000000" : "5000", NULL };
 	struct storm_proc p[MAX_PROCS];
-	int pids[MAX_PROCS + 1], n = 0, i, bad, stopped = 0;
+	int pids[MAX_PROCS + 1], n = 0, i, bad, stopped = 0, alive;
 	struct ebpf_trace t;
 	uint64_t t0;
 
@@ -378,16 +378,25 @@ static void kill_while_stopped(int sig)
 	 * leaves it to the watchdog */
 	fprintf(stderr, "%s: memtrack exited %d while process %d was stopped\n",
 		strsignal(sig), t.status, stopped);
+	t0 = now_ns();
 	bad = wait_none_stopped(pids, n, 2000);
 	ck_assert_msg(!bad, "process %d still stopped 2 s after memtrack died",
 		      bad);
-	/* and nobody stops them again */
-	for (i = 0; i < 20; i++) {
+	fprintf(stderr, "%s: all resumed %.1f ms after memtrack was reaped\n",
+		strsignal(sig), (double)(now_ns() - t0) / 1e6);
+	/* and nobody stops them again while they run on untraced */
+	alive = 0;
+	for (i = 0; i < n; i++) {
+		alive += proc_state(pids[i]) != 0;
+	}
+	for (i = 0; i < 50; i++) {
 		bad = wait_none_stopped(pids, n, 0);
 		ck_assert_msg(!bad, "process %d stopped after memtrack died",
 			      bad);
 		sleep_ms(10);
 	}
+	fprintf(stderr, "%s: none stopped; %d of %d processes still running\n",
+		strsignal(sig), alive, n);
 	if (sig == SIGTERM) {
 		/* memtrack went on until the tree was done: nothing lost */
 		check_storm(&t, 4, 2, 5000);
