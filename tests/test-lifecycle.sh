@@ -52,12 +52,14 @@ rc=$?
 	|| { fail "file after SIGTERM"; cat "$T/err"; }
 
 # The control socket: ping, drain, stop, errors; mode 0600.
-"$MT" -q --control "$T/ctl" --sink "file:$T/ctl.mt" -- sh -c "\"$DEMO\" >/dev/null; sleep 2" &
+"$MT" -q --control "$T/ctl" --sink "file:$T/ctl.mt" -- \
+	sh -c "\"$DEMO\" >/dev/null; touch \"$T/demo-done\"; sleep 2" &
 mpid=$!
-for i in 1 2 3 4 5 6 7 8 9 10; do [ -S "$T/ctl" ] && break; sleep 0.2; done
+for i in $(seq 50); do [ -S "$T/ctl" ] && break; sleep 0.1; done
 mode=$(stat -c %a "$T/ctl" 2>/dev/null)
 [ "$mode" = 600 ] && ok "control socket mode 0600" || fail "control socket mode: $mode"
-sleep 0.5
+# (attaching can wait behind the slow uprobe detach of an earlier run)
+for i in $(seq 100); do [ -e "$T/demo-done" ] && break; sleep 0.1; done
 $PY - "$T/ctl" "$T/ctl.mt" >"$T/ctl.out" 2>&1 <<'PYEOF'
 import socket, sys, os, time
 s = socket.socket(socket.AF_UNIX)

@@ -90,6 +90,9 @@ void ebpf_symbols_init(void);
  * memtrack dies, even by SIGKILL. */
 int ebpf_watchdog_start(struct ebpf_state *st);
 /* Normal end: everything was resumed; the watchdog exits. */
+/* Hand fds (uprobe links) to the watchdog, which closes them after
+ * memtrack is gone: their slow detach then costs memtrack nothing. */
+int ebpf_watchdog_adopt(struct ebpf_state *st, const int *fds, size_t n);
 void ebpf_watchdog_stop(struct ebpf_state *st);
 /* SIGCONT the process of every entry of the holds map, delete the entry;
  * async-signal-safe (the watchdog runs it in a forked child). Returns the

@@ -883,6 +883,63 @@ static int ebpf_get_stats(void *state, struct mt_source_stats *out)
 	return 0;
 }
 
+/* Empty `tracked`: every program then returns at its first check, for
+ * good (a child is only tracked when its parent is). */
+static void untrack_all(struct ebpf_state *st)
+{
+	int fd = bpf_map__fd(st->skel->maps.tracked);
+	uint32_t key, next;
+
+	while (!bpf_map_get_next_key(fd, NULL, &next)) {
+		key = next;
+		if (bpf_map_delete_elem(fd, &key)) {
+			break;
+		}
+	}
+}
+
+/*
+ * Closing a uprobe link waits for an RCU grace period (~100 ms here, one
+ * after the other: 2.5 s for a C program's probes). With the programs made
+ * inert, the watchdog takes the links over and closes them after memtrack
+ * has gone; closing our copies is then instant. Where that fails, memtrack
+ * pays the wait itself.
+ */
+static void detach_links(struct ebpf_state *st)
+{
+	struct bpf_object_skeleton *sk = st->skel ? st->skel->skeleton : NULL;
+	size_t i, n = 0, nprogs = sk ? (size_t)sk->prog_cnt : 0;
+	int *fds = NULL;
+
+	if (st->skel) {
+		untrack_all(st);
+		fds = malloc((st->nlinks + nprogs) * sizeof(*fds));
+	}
+	if (fds) {
+		/* the allocator uprobes, and the skeleton's tracepoints
+		 * (syscall tracepoints wait for a grace period too) */
+		for (i = 0; i < st->nlinks; i++) {
+			fds[n++] = bpf_link__fd(st->links[i]);
+		}
+		for (i = 0; i < nprogs; i++) {
+			struct bpf_link *l = *sk->progs[i].link;
+
+			if (l) {
+				fds[n++] = bpf_link__fd(l);
+			}
+		}
+		if (ebpf_watchdog_adopt(st, fds, n) < 0) {
+			ebpf_log(st, MT_LOG_DEBUG,
+				 "watchdog did not take the links: detaching here");
+		}
+		free(fds);
+	}
+	for (i = 0; i < st->nlinks; i++) {
+		bpf_link__destroy(st->links[i]);
+	}
+	st->nlinks = 0;
+}
+
 static void ebpf_destroy(void *state)
 {
 	struct ebpf_state *st = state;
@@ -892,10 +949,7 @@ static void ebpf_destroy(void *state)
 		return;
 	}
 	/* Detach first: once no program runs, nothing stops anybody again. */
-	for (i = 0; i < st->nlinks; i++) {
-		bpf_link__destroy(st->links[i]);
-	}
-	st->nlinks = 0;
+	detach_links(st);
 	if (st->skel) {
 		memtrack_bpf__detach(st->skel);
 	}

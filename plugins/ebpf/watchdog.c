@@ -13,6 +13,13 @@
  * stop running shortly after), and exits. After a normal end memtrack
  * writes 'Q' first: everything is resumed, one last look suffices.
  *
+ * Detaching a uprobe waits for an RCU grace period, ~100 ms here, and the
+ * kernel does them one after the other: closing the ~25 links of a C
+ * program took 2.5 s of every memtrack run. So memtrack, having made its
+ * programs inert (nothing is tracked any more), hands its link fds over
+ * ('F' messages with SCM_RIGHTS) and goes; the watchdog closes them in
+ * its own time.
+ *
  * The watchdog is forked twice so that it is not memtrack's child (memtrack
  * waits for all its children to end the run), calls setsid() (a terminal's
  * signals are memtrack's business), keeps no other fd (memtrack's stdout
@@ -30,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -41,6 +49,10 @@
 #include "ebpf.h"
 
 #define WD_MAX_PROGS 64
+/* links handed over at the end; more are closed by memtrack itself */
+#define WD_MAX_LINKS 4096
+/* fds per message, below the kernel's SCM_MAX_FD (253) */
+#define WD_FDS_PER_MSG 250
 /* how long programs may outlive memtrack before the watchdog gives up */
 #define WD_MAX_WAIT_NS 10000000000ull
 
@@ -112,10 +124,58 @@ static void close_others(int a, int b)
 	syscall(SYS_close_range, (unsigned int)b + 1, ~0u, 0u);
 }
 
+/* One message: its byte in *c, its fds appended to held. Returns the
+ * byte count (0 at EOF) or -1. */
+static ssize_t recv_msg(int fd, char *c, int *held, int *nheld)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * WD_FDS_PER_MSG)];
+	struct iovec iov = { .iov_base = c, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	while ((n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC)) < 0 &&
+	       errno == EINTR) {
+	}
+	for (cm = CMSG_FIRSTHDR(&msg); n > 0 && cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		int k, cnt;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) {
+			continue;
+		}
+		cnt = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (k = 0; k < cnt; k++) {
+			int lfd;
+
+			memcpy(&lfd, CMSG_DATA(cm) + k * sizeof(int), sizeof(int));
+			if (*nheld < WD_MAX_LINKS) {
+				held[(*nheld)++] = lfd;
+			} else {
+				close(lfd);
+			}
+		}
+	}
+	return n;
+}
+
+static void close_all(const int *held, int nheld)
+{
+	for (int i = 0; i < nheld; i++) {
+		close(held[i]);
+	}
+}
+
 static __attribute__((noreturn)) void watchdog_main(int rfd, int holds_fd,
 						     const uint32_t *ids,
 						     int nids)
 {
+	static int held[WD_MAX_LINKS];
+	int nheld = 0;
 	uint64_t t0;
 	char c = 0;
 	ssize_t n;
@@ -126,17 +186,19 @@ static __attribute__((noreturn)) void watchdog_main(int rfd, int holds_fd,
 	close_others(rfd < holds_fd ? rfd : holds_fd,
 		     rfd < holds_fd ? holds_fd : rfd);
 
-	while ((n = read(rfd, &c, 1)) < 0 && errno == EINTR) {
+	while ((n = recv_msg(rfd, &c, held, &nheld)) == 1 && c == 'F') {
 	}
 	if (n == 1 && c == 'Q') {
 		/* memtrack detached and resumed everything; a program that
 		 * was running during the detach may still have stopped one */
 		sleep_ms(20);
 		ebpf_resume_map(holds_fd);
+		close_all(held, nheld);
 		_exit(0);
 	}
 	/* memtrack died: its programs run until its links are released,
 	 * and stop producers (nobody reads the ring any more) */
+	close_all(held, nheld);
 	t0 = mono_ns();
 	do {
 		ebpf_resume_map(holds_fd);
@@ -168,9 +230,10 @@ int ebpf_watchdog_start(struct ebpf_state *st)
 			ids[nids++] = info.id;
 		}
 	}
-	/* close-on-exec: the traced command must not keep it open */
-	if (pipe2(pfd, O_CLOEXEC)) {
-		ebpf_log(st, MT_LOG_ERROR, "cannot create the watchdog pipe: %s",
+	/* close-on-exec: the traced command must not keep it open; a
+	 * socket, not a pipe, to pass the links over at the end */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pfd)) {
+		ebpf_log(st, MT_LOG_ERROR, "cannot create the watchdog socket: %s",
 			 strerror(errno));
 		return -errno;
 	}
@@ -202,6 +265,42 @@ int ebpf_watchdog_start(struct ebpf_state *st)
 		return -EAGAIN;
 	}
 	st->wd_fd = pfd[1];
+	return 0;
+}
+
+int ebpf_watchdog_adopt(struct ebpf_state *st, const int *fds, size_t n)
+{
+	size_t done = 0;
+
+	if (st->wd_fd < 0) {
+		return -EBADF;
+	}
+	while (done < n) {
+		size_t k = n - done < WD_FDS_PER_MSG ? n - done : WD_FDS_PER_MSG;
+		char cbuf[CMSG_SPACE(sizeof(int) * WD_FDS_PER_MSG)];
+		struct iovec iov = { .iov_base = "F", .iov_len = 1 };
+		struct msghdr msg = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = cbuf,
+			.msg_controllen = CMSG_SPACE(sizeof(int) * k),
+		};
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		ssize_t r;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * k);
+		memcpy(CMSG_DATA(cm), fds + done, sizeof(int) * k);
+		while ((r = sendmsg(st->wd_fd, &msg, MSG_NOSIGNAL)) < 0 &&
+		       errno == EINTR) {
+		}
+		if (r != 1) {
+			return -errno;
+		}
+		done += k;
+	}
 	return 0;
 }
 
