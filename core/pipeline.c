@@ -353,6 +353,14 @@ static int emitter_flush(struct mt_emitter *em)
 	return rc;
 }
 
+static int emitter_meta(struct mt_emitter *em, const void *data, size_t len)
+{
+	struct mt_pipeline *p = (struct mt_pipeline *)
+		((char *)em - offsetof(struct mt_pipeline, em));
+
+	return mt_pipeline_meta(p, MT_META_VARIANT, data, len);
+}
+
 struct mt_emitter *mt_pipeline_emitter(struct mt_pipeline *p)
 {
 	return &p->em;
@@ -687,6 +695,7 @@ int mt_pipeline_create(const struct mt_pipeline_config *cfg,
 	p->em.cur = p->cur->events;
 	p->em.end = p->cur->events + p->batch_events;
 	p->em.flush = emitter_flush;
+	p->em.meta = emitter_meta;
 
 	rc = start_threads(p);
 	if (rc < 0) {

@@ -26,6 +26,10 @@
 
 struct mt_pipeline;
 
+/* memtrack's metadata frames: zstd skippable-frame variant 0 (magic
+ * 0x184D2A50); the payload starts with a 4-byte tag (see mt_emitter.meta). */
+#define MT_META_VARIANT 0
+
 struct mt_pipeline_config {
 	const struct mt_host *host;
 	const struct mt_encoder_ops *encoder;

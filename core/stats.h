@@ -53,9 +53,7 @@ void mt_stats_close(struct mt_stats *s);
 
 uint64_t mt_now_ns(void);
 
-/* Metadata frames memtrack writes: zstd skippable-frame variant 0, payload
- * "MTK" + a kind byte + content. */
-#define MT_META_VARIANT 0
-#define MT_META_STATS "MTKS" /* the summary, JSON */
+/* The tag of the run summary's metadata frame (JSON follows). */
+#define MT_META_STATS "MTKS"
 
 #endif /* MT_CORE_STATS_H */

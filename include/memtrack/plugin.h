@@ -115,6 +115,13 @@ struct mt_emitter {
 	struct mt_event *end;
 	/* Makes room; returns 0 or a negative errno (the pipeline failed). */
 	int (*flush)(struct mt_emitter *em);
+	/* Stores len bytes of metadata in the output after every event
+	 * emitted so far, where readers of the format skip it (a zstd
+	 * skippable frame). By convention data begins with a 4-byte tag
+	 * naming its content ("MTKS" run summary, "MTKT" stack table,
+	 * "MTKM" executable mappings). The data is copied. Returns 0 or a
+	 * negative errno (-ENOTSUP: the encoder cannot). */
+	int (*meta)(struct mt_emitter *em, const void *data, size_t len);
 };
 
 /* The next slot to fill, or NULL when the pipeline has failed. */
