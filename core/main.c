@@ -49,6 +49,8 @@ static void usage(FILE *out)
 		"  --high-watermark X     pause producers above this fill (fraction, N%% or bytes; 3/4)\n"
 		"  --low-watermark X      resume them below this fill (1/4)\n"
 		"  --throttle-us N        sleep N us after each chunk (testing: a slow consumer)\n"
+		"  --stacks               record each allocation's call stack (frame pointers)\n"
+		"  --stack-depth N        frames per stack, at most 127 (64)\n"
 		"  --stats[=FILE]         print a summary at exit; FILE gets JSON lines as it runs\n"
 		"  -v, --verbose          more messages (repeat for debug)\n"
 		"  -q, --quiet            errors only\n"
@@ -204,18 +206,23 @@ static int cmd_report(int argc, char **argv)
 	return mt_report_run(&o) < 0 ? 1 : 0;
 }
 
-/* Append "name=value" to the source's argument list. */
+/* Append "name=value" (or "name" when value is NULL) to the source's
+ * argument list. */
 static int add_source_arg(char *buf, size_t size, const char *name,
 			  const char *value)
 {
 	size_t len = strlen(buf);
 	int n;
 
-	if (!*value || strchr(value, ',')) {
+	if (!value) {
+		n = snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+			     name);
+	} else if (!*value || strchr(value, ',')) {
 		return usage_error("--%s '%s': want one value", name, value);
+	} else {
+		n = snprintf(buf + len, size - len, "%s%s=%s", len ? "," : "",
+			     name, value);
 	}
-	n = snprintf(buf + len, size - len, "%s%s=%s", len ? "," : "", name,
-		     value);
 	if (n < 0 || (size_t)n >= size - len) {
 		return usage_error("--%s: too long", name);
 	}
@@ -236,6 +243,8 @@ enum {
 	OPT_LOW_WATERMARK,
 	OPT_THROTTLE_US,
 	OPT_STATS,
+	OPT_STACKS,
+	OPT_STACK_DEPTH,
 };
 
 static const struct option long_opts[] = {
@@ -252,6 +261,8 @@ static const struct option long_opts[] = {
 	{ "low-watermark", required_argument, NULL, OPT_LOW_WATERMARK },
 	{ "throttle-us", required_argument, NULL, OPT_THROTTLE_US },
 	{ "stats", optional_argument, NULL, OPT_STATS },
+	{ "stacks", no_argument, NULL, OPT_STACKS },
+	{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -327,6 +338,19 @@ int main(int argc, char **argv)
 							"high-watermark" :
 							"low-watermark",
 					   optarg) < 0) {
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_STACKS:
+			if (add_source_arg(source_args, sizeof(source_args),
+					   "stacks", NULL) < 0) {
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_STACK_DEPTH:
+			if (parse_count("--stack-depth", optarg, 127, &v) < 0 ||
+			    add_source_arg(source_args, sizeof(source_args),
+					   "stack-depth", optarg) < 0) {
 				return EXIT_USAGE;
 			}
 			break;
