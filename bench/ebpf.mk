@@ -16,22 +16,23 @@ CLEANFILES += bench/bench-ebpf bench/bench-ebpf-work
 # the skeleton is generated: make it exist before the first compile
 bench/bench_ebpf-bench-ebpf.$(OBJEXT): bpf/null.skel.h
 
-.PHONY: bench-ebpf
 bench-ebpf: bench/bench-ebpf$(EXEEXT) bench/bench-ebpf-work$(EXEEXT) \
 		memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
 	MEMTRACK_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs' \
 	MT_BUILDDIR='$(abs_top_builddir)' bench/bench-ebpf$(EXEEXT)
-bench: bench-ebpf
+BENCH_EBPF = bench-ebpf bench-pressure
 endif
 
 # bench/bench-pressure.sh: producers against a slow consumer, stops and
 # stop-to-resume latency ('make bench-pressure', part of 'make bench')
 EXTRA_DIST += bench/bench-pressure.sh
 if ENABLE_EBPF
-.PHONY: bench-pressure
 bench-pressure: memtrack$(EXEEXT) $(plugin_LTLIBRARIES) \
 		tests/progs/alloc-storm$(EXEEXT)
 	MEMTRACK_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs' \
 	$(SHELL) $(srcdir)/bench/bench-pressure.sh '$(abs_top_builddir)'
-bench: bench-pressure
 endif
+
+# Outside the conditional: automake wants .PHONY and 'bench' defined once.
+.PHONY: bench-ebpf bench-pressure
+bench: $(BENCH_EBPF)
