@@ -245,9 +245,12 @@ START_TEST(test_no_starvation)
 	}
 	fprintf(stderr, "no starvation: process run times %.0f..%.0f ms\n",
 		(double)lo / 1e6, (double)hi / 1e6);
-	/* they all run at once: a starved one would take several times
-	 * longer than the quickest */
-	ck_assert_msg(hi <= 3 * lo + 500000000ull,
+	/* they all run at once: a starved one would take many times longer
+	 * than the quickest (a never-resumed one hangs the run into the
+	 * test's timeout). The bound is loose: on a loaded 2-CPU machine
+	 * (CI runs distcheck) the first-started process has been seen to
+	 * finish in 1.1 s and the last in 4.8 s, with every resume fair. */
+	ck_assert_msg(hi <= 5 * lo + 2000000000ull,
 		      "run times from %llu to %llu ns", lo, hi);
 	ebpf_trace_free(&t);
 }
