@@ -21,6 +21,15 @@
  * of that file, then sends SIGCONT. The same mechanism throttles producers
  * when the event ring fills above the high watermark, so that no event is
  * lost. Every stop is recorded in `holds` before the signal is sent.
+ *
+ * Stacks (stack_depth != 0, a load-time constant: without it no program
+ * calls bpf_get_stack): the outermost allocator entry captures the user
+ * call stack by frame pointers, deduplicated per process by a hash of its
+ * return addresses; a new stack goes once to the `stacks` ring, the event
+ * carries its id. Every exec and executable mmap of a tracked process then
+ * stops it (not only unknown files), so that user space records its
+ * mappings, and a fork is announced, so that the child's stacks resolve
+ * through its parent's mappings.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -40,6 +49,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define EV_MUNMAP 6
 #define EV_BRK 7
 #define EVF_OLD_ADDR 1
+#define EVF_STACK 2
 
 #define SIGSTOP 19
 #define PROT_EXEC 0x4
@@ -53,6 +63,10 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /* Tunables, set before load. */
 const volatile unsigned long long high_watermark = 0; /* bytes unread */
 const volatile unsigned long long wakeup_at = 0;
+/* stacks: frames captured (0: no stacks), the stack ring's watermark */
+const volatile unsigned int stack_depth = 0;
+const volatile unsigned long long stack_high_watermark = 0;
+const volatile unsigned long long stack_wakeup_at = 0;
 
 /* Mutable state shared with user space (.bss is mmapped). */
 volatile unsigned int enabled = 0;
@@ -64,6 +78,7 @@ volatile unsigned int root_ns_pid = 0; /* adopt at exec (container mode) */
  * not happen, which the next event retries) */
 volatile unsigned long long dropped = 0;
 volatile unsigned long long ctl_dropped = 0;
+volatile unsigned int stack_next_id = 0; /* the last stack id given */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -74,6 +89,30 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 << 10);
 } ctl SEC(".maps");
+
+/* new call stacks (struct mt_bpf_stack, nframes long) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* resized by user space with stacks */
+} stacks SEC(".maps");
+
+/* hash of (tgid, return addresses) -> stack id: each stack is sent once */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 20);
+	__type(key, u64);
+	__type(value, u32);
+} stack_ids SEC(".maps");
+
+/* the capture buffer, per thread: 1 KiB is too big for the BPF stack, and a
+ * per-CPU buffer could be overwritten by a uprobe of a task preempting us */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct mt_bpf_stack);
+} stack_buf SEC(".maps");
 
 /* tgid (global) -> 1 */
 struct {
@@ -116,7 +155,7 @@ struct thread_state {
 	u64 s_arg1;
 	u64 s_arg2;
 	u32 s_nr;	/* SYS_* below, 0: none */
-	u32 pad;
+	u32 a_stack;	/* stack id of the allocation in flight, 0: none */
 };
 
 #define SYS_MMAP 1
@@ -167,7 +206,7 @@ static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 
 	/* one throttle stop per process: the first thread to get here stops
 	 * them all; attach stops are per thread */
-	if (type != MT_CTL_THROTTLE) {
+	if ((type & 0xffff) != MT_CTL_THROTTLE) {
 		key.tid = (u32)id;
 	} else if (bpf_map_lookup_elem(&holds, &key)) {
 		return;
@@ -184,10 +223,10 @@ static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 		bpf_ringbuf_discard(c, 0);
 		return;
 	}
-	c->type = type;
+	c->type = type & 0xffff;
 	c->tgid = key.tgid;
 	c->tid = (u32)id;
-	c->pad = 0;
+	c->pad = type >> 16;
 	c->dev = dev;
 	c->ino = ino;
 	c->ts = now;
@@ -196,7 +235,7 @@ static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 }
 
 static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
-				 u64 old_addr, u32 flags)
+				 u64 old_addr, u32 flags, u32 stack)
 {
 	struct mt_bpf_event *e;
 	u64 unread;
@@ -226,9 +265,9 @@ static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
 		}
 	}
 	e->kind = kind;
-	e->flags = flags;
+	e->flags = stack ? flags | EVF_STACK : flags;
 	e->reserved0 = 0;
-	e->stack_id = 0;
+	e->stack_id = stack;
 	e->reserved[0] = 0;
 	e->reserved[1] = 0;
 
@@ -246,6 +285,86 @@ static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
 	} else {
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Call stacks                                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The stack of the allocation entering at sp, as an id (0: none). Taken at
+ * entry, not at return: the allocator frame is then the only one to drop,
+ * and an outer without uretprobe (operator new) still gets its caller's
+ * stack. At the entry instruction the frame pointer is still the caller's,
+ * so the frame-pointer walk starts at the caller's caller: frames[0] (the
+ * allocator's own address) is replaced by the return address at sp.
+ */
+static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
+{
+	struct mt_bpf_stack *s;
+	u64 h = 0xcbf29ce484222325ull ^ (id >> 32), ret, unread, flags;
+	u32 n, i, sid, *known, size;
+	long got;
+
+	if (!stack_depth) {
+		return 0;
+	}
+	s = bpf_task_storage_get(&stack_buf, bpf_get_current_task_btf(), NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s) {
+		return 0;
+	}
+	size = stack_depth * 8;
+	if (size > sizeof(s->frames)) {
+		size = sizeof(s->frames);
+	}
+	got = bpf_get_stack(ctx, s->frames, size, BPF_F_USER_STACK);
+	if (got <= 0 || bpf_probe_read_user(&ret, sizeof(ret), (void *)sp)) {
+		return 0;
+	}
+	s->frames[0] = ret;
+	n = got / 8;
+	if (n > MT_STACK_MAX) {
+		n = MT_STACK_MAX;
+	}
+	for (i = 0; i < MT_STACK_MAX; i++) {
+		if (i >= n) {
+			break;
+		}
+		h = (h ^ s->frames[i & MT_STACK_MAX]) * 0x100000001b3ull;
+	}
+	h ^= (u64)n << 56;
+	known = bpf_map_lookup_elem(&stack_ids, &h);
+	if (known) {
+		return *known;
+	}
+	sid = __sync_fetch_and_add(&stack_next_id, 1) + 1;
+	if (bpf_map_update_elem(&stack_ids, &h, &sid, BPF_NOEXIST)) {
+		/* another thread of the process sent it meanwhile; else the
+		 * map is full: send it again under a new id */
+		known = bpf_map_lookup_elem(&stack_ids, &h);
+		if (known) {
+			return *known;
+		}
+	}
+	s->id = sid;
+	s->pid = id >> 32;
+	s->nframes = n;
+	s->pad = 0;
+	unread = bpf_ringbuf_query(&stacks, BPF_RB_AVAIL_DATA);
+	flags = unread >= stack_wakeup_at ? BPF_RB_FORCE_WAKEUP :
+					    BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&stacks, s, MT_STACK_HDR + (u64)n * 8, flags)) {
+		/* lost: forget it, so that its next use sends it again */
+		bpf_map_delete_elem(&stack_ids, &h);
+		__sync_fetch_and_add(&dropped, 1);
+		stop_current(MT_CTL_THROTTLE, id, 0, 0);
+		return 0;
+	}
+	if (unread + MT_STACK_HDR + n * 8 > stack_high_watermark) {
+		stop_current(MT_CTL_THROTTLE, id, 0, 0);
+	}
+	return sid;
 }
 
 /* ------------------------------------------------------------------ */
@@ -316,6 +435,7 @@ int BPF_KPROBE(alloc_enter, u64 a1, u64 a2, u64 a3)
 	st->a_ptr = ptr;
 	st->a_cookie = cookie;
 	st->a_inner_sp = 0;
+	st->a_stack = capture_stack(ctx, id, sp);
 	return 0;
 }
 
@@ -369,7 +489,7 @@ int BPF_KRETPROBE(alloc_exit, u64 ret)
 	case MT_SH_REALLOCARRAY:
 		if (!ret && old && !size) {
 			/* realloc(p, 0) freed p */
-			emit(id, EV_FREE, old, 0, 0, 0);
+			emit(id, EV_FREE, old, 0, 0, 0, 0);
 			return 0;
 		}
 		break;
@@ -391,9 +511,10 @@ int BPF_KRETPROBE(alloc_exit, u64 ret)
 		st->f_addr = 0;
 	}
 	if (kind == EV_REALLOC) {
-		emit(id, kind, addr, size, old, old ? EVF_OLD_ADDR : 0);
+		emit(id, kind, addr, size, old, old ? EVF_OLD_ADDR : 0,
+		     st->a_stack);
 	} else {
-		emit(id, kind, addr, size, 0, 0);
+		emit(id, kind, addr, size, 0, 0, st->a_stack);
 	}
 	return 0;
 }
@@ -420,7 +541,7 @@ int BPF_KPROBE(free_enter, u64 ptr)
 	}
 	st->f_addr = ptr;
 	st->f_sp = sp;
-	emit(id, EV_FREE, ptr, 0, 0, 0);
+	emit(id, EV_FREE, ptr, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -443,6 +564,19 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		return 0; /* a thread: its tgid is tracked already */
 	}
 	bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY);
+	if (stack_depth) {
+		struct mt_ctl c = {
+			.type = MT_CTL_FORK,
+			.tgid = id >> 32,
+			.pad = tgid,
+			.ts = bpf_ktime_get_ns(),
+		};
+
+		/* the child's stacks resolve through these mappings */
+		if (bpf_ringbuf_output(&ctl, &c, sizeof(c), 0)) {
+			__sync_fetch_and_add(&ctl_dropped, 1);
+		}
+	}
 	return 0;
 }
 
@@ -491,10 +625,13 @@ int BPF_PROG(on_exec, struct task_struct *task)
 	inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
 	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	key.ino = BPF_CORE_READ(inode, i_ino);
-	if (bpf_map_lookup_elem(&known, &key)) {
+	/* with stacks, every exec: user space records the new mappings */
+	if (!stack_depth && bpf_map_lookup_elem(&known, &key)) {
 		return 0;
 	}
-	stop_current(MT_CTL_ATTACH, id, key.dev, key.ino);
+	stop_current(stack_depth ? MT_CTL_ATTACH | (MT_CTL_AT_EXEC << 16) :
+				   MT_CTL_ATTACH,
+		     id, key.dev, key.ino);
 	return 0;
 }
 
@@ -583,7 +720,7 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	len = st->s_arg0;
 	prot = st->s_arg1;
 	flags = st->s_arg2;
-	emit(id, EV_MMAP, ret, len, 0, 0);
+	emit(id, EV_MMAP, ret, len, 0, 0, 0);
 
 	if ((prot & PROT_EXEC) && !(flags & MAP_ANONYMOUS)) {
 		struct vma_file f = {};
@@ -591,7 +728,8 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 		/* the file the vma really maps (overlayfs swaps it) */
 		bpf_find_vma(bpf_get_current_task_btf(), ret, vma_file_cb, &f,
 			     0);
-		if (f.found && !bpf_map_lookup_elem(&known, &f.key)) {
+		if (f.found && (stack_depth ||
+				!bpf_map_lookup_elem(&known, &f.key))) {
 			stop_current(MT_CTL_ATTACH, id, f.key.dev, f.key.ino);
 		}
 	}
@@ -615,7 +753,7 @@ int on_munmap_exit(struct trace_event_raw_sys_exit *ctx)
 	if (!st || ctx->ret != 0) {
 		return 0;
 	}
-	emit(id, EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0);
+	emit(id, EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0, 0);
 	return 0;
 }
 
@@ -639,8 +777,8 @@ int on_mremap_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0;
 	}
 	/* the old range is gone, the new one is there (maybe the same) */
-	emit(id, EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0);
-	emit(id, EV_MMAP, ret, st->s_arg2, 0, 0);
+	emit(id, EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0, 0);
+	emit(id, EV_MMAP, ret, st->s_arg2, 0, 0, 0);
 	return 0;
 }
 
@@ -672,6 +810,6 @@ int on_brk_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0;
 	}
 	/* Brk: addr = new break, size = how far it moved (either way) */
-	emit(id, EV_BRK, ret, ret > old ? ret - old : old - ret, 0, 0);
+	emit(id, EV_BRK, ret, ret > old ? ret - old : old - ret, 0, 0, 0);
 	return 0;
 }

@@ -45,15 +45,22 @@ enum mt_shape {
  * the signal, so that whoever resumes (the plugin, its watchdog when
  * memtrack died) finds every stopped process there. */
 enum mt_ctl_type {
-	MT_CTL_ATTACH = 1,	/* mapped an unknown executable file */
-	MT_CTL_THROTTLE = 2,	/* the event ring is nearly full */
+	MT_CTL_ATTACH = 1,	/* mapped an unknown executable file (with
+				 * stacks: any executable file, or exec'd) */
+	MT_CTL_THROTTLE = 2,	/* the event or stack ring is nearly full */
+	MT_CTL_FORK = 3,	/* with stacks, not a stop: tgid forked pad
+				 * (a new process sharing its mappings) */
 };
+
+/* mt_ctl.pad of an MT_CTL_ATTACH record with stacks: the stop is at exec
+ * (the process's earlier mappings are gone) */
+#define MT_CTL_AT_EXEC 1
 
 struct mt_ctl {
 	unsigned int type;	/* enum mt_ctl_type */
 	unsigned int tgid;	/* global pid of the stopped process */
 	unsigned int tid;
-	unsigned int pad;
+	unsigned int pad;	/* ATTACH: MT_CTL_AT_EXEC; FORK: the child */
 	unsigned long long dev;	/* ATTACH: kernel dev_t and inode of the file */
 	unsigned long long ino;
 	unsigned long long ts;	/* when it was stopped (CLOCK_MONOTONIC) */
@@ -86,6 +93,23 @@ struct mt_bpf_event {
 	unsigned short reserved0;
 	unsigned int stack_id;
 	unsigned long long reserved[2];
+};
+
+/*
+ * A call stack, sent once per distinct (process, return addresses) on the
+ * `stacks` ring: the header and nframes return addresses, innermost first
+ * (frames[0] is the allocator's caller). The ring record is as long as the
+ * frames it holds; the full array is the per-thread capture buffer.
+ */
+#define MT_STACK_MAX 127
+#define MT_STACK_HDR 16
+
+struct mt_bpf_stack {
+	unsigned int id;	/* > 0; events carry it in stack_id */
+	unsigned int pid;	/* global tgid of the process */
+	unsigned int nframes;
+	unsigned int pad;
+	unsigned long long frames[MT_STACK_MAX + 1];
 };
 
 /* Key of the map of executable files user space has handled. */

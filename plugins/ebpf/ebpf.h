@@ -32,6 +32,27 @@ struct ebpf_file {
 	uint64_t ino;
 };
 
+/* metadata waiting for the next read() (see stacks.c) */
+struct ebpf_blob {
+	unsigned char *data;
+	size_t len, cap;
+	uint32_t count; /* records */
+};
+
+/* build-id of an executable file */
+struct ebpf_bid {
+	uint64_t dev, ino;
+	size_t len;
+	unsigned char id[32];
+};
+
+/* the mappings of a process already recorded (by start address) */
+struct ebpf_seen {
+	pid_t pid;
+	size_t n, cap;
+	unsigned long *start;
+};
+
 struct ebpf_state {
 	const struct mt_host *host;
 	struct memtrack_bpf *skel;
@@ -77,6 +98,23 @@ struct ebpf_state {
 	uint64_t stops;    /* throttle stops learned of */
 	uint64_t resumes;  /* throttle stops ended */
 	uint32_t throttled; /* processes with HOLD_THROTTLE now */
+
+	/* stacks (source arg `stacks`): 0 frames: off */
+	unsigned int stack_depth;
+	struct ring_buffer *stack_rb;
+	size_t stack_ring_size;
+	size_t stack_high_wm;
+	size_t stack_low_wm;
+	volatile uint64_t *stack_cons_pos;
+	volatile uint64_t *stack_prod_pos;
+	struct ebpf_blob meta_stacks; /* "MTKT" */
+	struct ebpf_blob meta_maps;   /* "MTKM" */
+	struct ebpf_bid *bids;
+	size_t nbids, bids_cap;
+	struct ebpf_seen *seen;
+	size_t nseen, seen_cap;
+	uint64_t stacks_seen;
+	int meta_unsupported;
 };
 
 /* attach.c: handle the executable files a process maps: attach the uprobes
@@ -85,6 +123,15 @@ int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 			uint64_t ino);
 int ebpf_file_known(struct ebpf_state *st, uint64_t dev, uint64_t ino);
 void ebpf_symbols_init(void);
+
+/* stacks.c: the stack table and the processes' mappings, stored as
+ * metadata of the recording. */
+int ebpf_on_stack(void *ctx, void *data, size_t len);
+int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec);
+int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child);
+/* Write what was collected, before the events read next. */
+int ebpf_meta_flush(struct ebpf_state *st, struct mt_emitter *em);
+void ebpf_stacks_free(struct ebpf_state *st);
 
 /* watchdog.c: a process that resumes every stopped process of `holds` when
  * memtrack dies, even by SIGKILL. */

@@ -4,7 +4,7 @@ EXTRA_DIST += plugins/ebpf/ebpf.h
 if ENABLE_EBPF
 plugin_LTLIBRARIES += plugins/source-ebpf.la
 plugins_source_ebpf_la_SOURCES = plugins/ebpf/source.c plugins/ebpf/attach.c \
-	plugins/ebpf/watchdog.c plugins/ebpf/ebpf.h
+	plugins/ebpf/watchdog.c plugins/ebpf/stacks.c plugins/ebpf/ebpf.h
 nodist_plugins_source_ebpf_la_SOURCES = bpf/memtrack.skel.h
 plugins_source_ebpf_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/bpf \
 	-I$(top_srcdir)/bpf

@@ -22,6 +22,10 @@
  *                        stopped producer (default 1/4 of the ring, or half
  *                        the high watermark when that is lower)
  *   throttle=BYTES       old name of high-watermark=
+ *   stacks               record the call stack of every allocation (the
+ *                        host's --stacks); see stacks.c
+ *   stack-depth=N        frames per stack, 1 to 127 (default 64; implies
+ *                        stacks; the host's --stack-depth)
  *
  * No process is ever left stopped: destroy() resumes everything, and a
  * watchdog process (watchdog.c) does it when memtrack dies without
@@ -68,6 +72,7 @@ _Static_assert(offsetof(struct mt_bpf_event, pid) ==
 
 #define DEFAULT_RING_SIZE (16u << 20)
 #define MIN_RING_SIZE (256u << 10)
+#define DEFAULT_STACK_DEPTH 64
 #define TRACEFS "/sys/kernel/tracing"
 /* the inode of the initial pid namespace (PROC_PID_INIT_INO) */
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
@@ -213,9 +218,28 @@ static int parse_args(struct ebpf_state *st, const char *args)
 			high_name = "throttle";
 		} else if (!strncmp(tok, "low-watermark=", 14)) {
 			low = tok + 14;
+		} else if (!strcmp(tok, "stacks")) {
+			if (!st->stack_depth) {
+				st->stack_depth = DEFAULT_STACK_DEPTH;
+			}
+		} else if (!strncmp(tok, "stack-depth=", 12)) {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(tok + 12, &end, 10);
+			if (errno || end == tok + 12 || *end || v < 1 ||
+			    v > MT_STACK_MAX) {
+				ebpf_log(st, MT_LOG_ERROR,
+					 "option stack-depth=%s: a number of frames from 1 to %d expected",
+					 tok + 12, MT_STACK_MAX);
+				err = -EINVAL;
+				break;
+			}
+			st->stack_depth = (unsigned int)v;
 		} else {
 			ebpf_log(st, MT_LOG_ERROR,
-				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X)",
+				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, stacks, stack-depth=N)",
 				 tok);
 			err = -EINVAL;
 			break;
@@ -250,6 +274,13 @@ static int parse_args(struct ebpf_state *st, const char *args)
 		}
 	} else if (st->low_wm >= st->high_wm) {
 		st->low_wm = st->high_wm / 2;
+	}
+	/* the stack ring: a quarter of the event ring (a new stack is rare
+	 * next to the events), under the same watermarks in proportion */
+	if (st->stack_depth) {
+		st->stack_ring_size = st->ring_size / 4;
+		st->stack_high_wm = st->high_wm / 4;
+		st->stack_low_wm = st->low_wm / 4;
 	}
 end:
 	free(copy);
@@ -307,25 +338,38 @@ static int check_system(struct ebpf_state *st)
 	return 0;
 }
 
-static int map_ring_positions(struct ebpf_state *st)
+static int map_positions(struct ebpf_state *st, int fd,
+			 volatile uint64_t **cons, volatile uint64_t **prod)
 {
-	int fd = bpf_map__fd(st->skel->maps.events);
 	void *p;
 
-	st->page_size = sysconf(_SC_PAGESIZE);
 	/* read-only mappings of the consumer and producer pages */
 	p = mmap(NULL, st->page_size, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		return -errno;
 	}
-	st->cons_pos = p;
+	*cons = p;
 	p = mmap(NULL, st->page_size, PROT_READ, MAP_SHARED, fd,
 		 st->page_size);
 	if (p == MAP_FAILED) {
 		return -errno;
 	}
-	st->prod_pos = p;
+	*prod = p;
 	return 0;
+}
+
+static int map_ring_positions(struct ebpf_state *st)
+{
+	int err;
+
+	st->page_size = sysconf(_SC_PAGESIZE);
+	err = map_positions(st, bpf_map__fd(st->skel->maps.events),
+			    &st->cons_pos, &st->prod_pos);
+	if (!err && st->stack_depth) {
+		err = map_positions(st, bpf_map__fd(st->skel->maps.stacks),
+				    &st->stack_cons_pos, &st->stack_prod_pos);
+	}
+	return err;
 }
 
 static uint64_t ring_unread(struct ebpf_state *st)
@@ -334,6 +378,15 @@ static uint64_t ring_unread(struct ebpf_state *st)
 	uint64_t cons = __atomic_load_n(st->cons_pos, __ATOMIC_ACQUIRE);
 
 	return prod - cons;
+}
+
+static uint64_t stack_ring_unread(struct ebpf_state *st)
+{
+	if (!st->stack_cons_pos) {
+		return 0;
+	}
+	return __atomic_load_n(st->stack_prod_pos, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(st->stack_cons_pos, __ATOMIC_ACQUIRE);
 }
 
 /* ------------------------------------------------------------------ */
@@ -450,7 +503,8 @@ static void resume_throttled(struct ebpf_state *st)
 {
 	size_t i = 0;
 
-	if (!st->throttled || ring_unread(st) >= st->low_wm) {
+	if (!st->throttled || ring_unread(st) >= st->low_wm ||
+	    stack_ring_unread(st) >= st->stack_low_wm) {
 		return;
 	}
 	while (i < st->nholds) {
@@ -480,6 +534,10 @@ static int on_ctl(void *ctx, void *data, size_t len)
 	if (len < sizeof(*c)) {
 		return 0;
 	}
+	if (c->type == MT_CTL_FORK) {
+		/* not a stop: nobody waits for it */
+		return ebpf_note_fork(st, c->tgid, c->pad);
+	}
 	h = hold_get(st, c->tgid, 1);
 	if (!h) {
 		kill(c->tgid, SIGCONT);
@@ -490,6 +548,12 @@ static int on_ctl(void *ctx, void *data, size_t len)
 		key.tid = c->tid;
 		h->reasons |= HOLD_ATTACH;
 		err = ebpf_attach_process(st, c->tgid, c->dev, c->ino);
+		if (!err && st->stack_depth) {
+			/* stopped at exec or at an executable mmap: what
+			 * the process's stacks resolve through */
+			err = ebpf_record_maps(st, c->tgid,
+					       c->pad & MT_CTL_AT_EXEC);
+		}
 		h = hold_get(st, c->tgid, 0); /* the array may have moved */
 		if (h) {
 			hold_release(st, h, HOLD_ATTACH, &key);
@@ -585,9 +649,17 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 		goto error;
 	}
 	err = bpf_map__set_max_entries(st->skel->maps.events, st->ring_size);
+	if (!err && st->stack_depth) {
+		err = bpf_map__set_max_entries(st->skel->maps.stacks,
+					       st->stack_ring_size);
+	}
 	if (err) {
 		goto error;
 	}
+	/* 0 without stacks: the programs never call bpf_get_stack */
+	st->skel->rodata->stack_depth = st->stack_depth;
+	st->skel->rodata->stack_high_watermark = st->stack_high_wm;
+	st->skel->rodata->stack_wakeup_at = st->stack_ring_size / 8;
 	/* wake the reader at 1/8 (or the high watermark when lower): below
 	 * that it reads on the host's tick */
 	st->skel->rodata->high_watermark = st->high_wm;
@@ -626,6 +698,15 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 		err = -errno;
 		goto ring_error;
 	}
+	if (st->stack_depth) {
+		st->stack_rb = ring_buffer__new(
+			bpf_map__fd(st->skel->maps.stacks), ebpf_on_stack, st,
+			NULL);
+		if (!st->stack_rb) {
+			err = -errno;
+			goto ring_error;
+		}
+	}
 	st->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (st->epfd < 0) {
 		err = -errno;
@@ -637,7 +718,10 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 		if (epoll_ctl(st->epfd, EPOLL_CTL_ADD,
 			      ring_buffer__epoll_fd(st->ctl_rb), &ev) ||
 		    epoll_ctl(st->epfd, EPOLL_CTL_ADD,
-			      ring_buffer__epoll_fd(st->rb), &ev)) {
+			      ring_buffer__epoll_fd(st->rb), &ev) ||
+		    (st->stack_rb &&
+		     epoll_ctl(st->epfd, EPOLL_CTL_ADD,
+			       ring_buffer__epoll_fd(st->stack_rb), &ev))) {
 			err = -errno;
 			goto ring_error;
 		}
@@ -753,6 +837,25 @@ static int consume_ctl(struct ebpf_state *st)
 	return 0;
 }
 
+/* Every new stack, then the metadata collected so far, before events
+ * that may use them. */
+static int consume_stacks(struct ebpf_state *st, struct mt_emitter *em)
+{
+	int ret;
+
+	if (!st->stack_rb) {
+		return 0;
+	}
+	st->em = em;
+	ret = ring_buffer__consume(st->stack_rb);
+	if (ret < 0) {
+		ebpf_log(st, MT_LOG_ERROR, "reading the stack ring failed: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	return ebpf_meta_flush(st, em);
+}
+
 /* At most max events; with end != 0, none past the record reaching end. */
 static int read_events(struct ebpf_state *st, struct mt_emitter *em,
 		       size_t max, uint64_t end)
@@ -789,6 +892,10 @@ static int ebpf_read(void *state, struct mt_emitter *em, size_t max,
 	if (ret < 0 || !max) {
 		return ret;
 	}
+	ret = consume_stacks(st, em);
+	if (ret < 0) {
+		return ret;
+	}
 	return read_events(st, em, max, 0);
 }
 
@@ -822,6 +929,9 @@ static int ebpf_drain(void *state, struct mt_emitter *em)
 		uint64_t cons;
 
 		ret = consume_ctl(st);
+		if (ret >= 0) {
+			ret = consume_stacks(st, em);
+		}
 		if (ret < 0) {
 			break;
 		}
@@ -970,6 +1080,14 @@ static void ebpf_destroy(void *state)
 	ebpf_watchdog_stop(st);
 	ring_buffer__free(st->rb);
 	ring_buffer__free(st->ctl_rb);
+	ring_buffer__free(st->stack_rb);
+	if (st->stack_cons_pos) {
+		munmap((void *)st->stack_cons_pos, st->page_size);
+	}
+	if (st->stack_prod_pos) {
+		munmap((void *)st->stack_prod_pos, st->page_size);
+	}
+	ebpf_stacks_free(st);
 	if (st->epfd >= 0) {
 		close(st->epfd);
 	}

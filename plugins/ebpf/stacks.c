@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/ebpf/stacks.c - what `memtrack report` needs to name the frames
+ * of the call stacks BPF captures (source arg `stacks`): the stack table
+ * and each process's executable mappings, stored in the recording as
+ * metadata (mt_emitter.meta) before the events that use them.
+ *
+ * Both are collected on the poller thread as they arrive (stacks from the
+ * `stacks` ring, mappings when BPF stops a process at exec or at an
+ * executable mmap, forks from the `ctl` ring) and written by
+ * ebpf_meta_flush() from read() and drain(), before the events. The
+ * payloads are described in bpf/README.md; integers are little-endian
+ * (this is x86), every payload starts with a tag, a version, a record
+ * count and a checksum of the records, so that a reader can tell a
+ * damaged one.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memtrack.h"
+#include "ebpf.h"
+
+#define META_HDR 16
+/* a payload is flushed when it grows past this (readers take 16 MiB) */
+#define META_SPLIT (1u << 20)
+
+/* FNV-1a, 32 bits: the checksum of a payload's records */
+static uint32_t checksum(const unsigned char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	while (n--) {
+		h = (h ^ *p++) * 16777619u;
+	}
+	return h;
+}
+
+static int blob_put(struct ebpf_blob *b, const void *data, size_t len)
+{
+	if (!b->len) {
+		b->len = META_HDR; /* room for the header */
+	}
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		void *p;
+
+		while (cap < b->len + len) {
+			cap *= 2;
+		}
+		p = realloc(b->data, cap);
+		if (!p) {
+			return -ENOMEM;
+		}
+		b->data = p;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, data, len);
+	b->len += len;
+	return 0;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static int blob_flush(struct ebpf_state *st, struct ebpf_blob *b,
+		      const char *tag, struct mt_emitter *em)
+{
+	int err;
+
+	if (!b->count) {
+		return 0;
+	}
+	memcpy(b->data, tag, 4);
+	put32(b->data + 4, 1); /* version */
+	put32(b->data + 8, b->count);
+	put32(b->data + 12, checksum(b->data + META_HDR, b->len - META_HDR));
+	err = em->meta ? em->meta(em, b->data, b->len) : -ENOTSUP;
+	b->len = 0;
+	b->count = 0;
+	if (err == -ENOTSUP) {
+		if (!st->meta_unsupported) {
+			ebpf_log(st, MT_LOG_WARN,
+				 "the encoder cannot store metadata: stacks are recorded as ids only");
+			st->meta_unsupported = 1;
+		}
+		return 0;
+	}
+	return err;
+}
+
+int ebpf_meta_flush(struct ebpf_state *st, struct mt_emitter *em)
+{
+	int err;
+
+	/* mappings first: a stack is named through them */
+	err = blob_flush(st, &st->meta_maps, "MTKM", em);
+	if (!err) {
+		err = blob_flush(st, &st->meta_stacks, "MTKT", em);
+	}
+	return err;
+}
+
+/* A record of the `stacks` ring: one stack table entry. */
+int ebpf_on_stack(void *ctx, void *data, size_t len)
+{
+	struct ebpf_state *st = ctx;
+	const struct mt_bpf_stack *s = data;
+	unsigned char hdr[12];
+	int err;
+
+	if (len < MT_STACK_HDR || s->nframes > MT_STACK_MAX ||
+	    len < MT_STACK_HDR + (size_t)s->nframes * 8) {
+		return 0;
+	}
+	put32(hdr, s->id);
+	put32(hdr + 4, s->pid);
+	put32(hdr + 8, s->nframes);
+	err = blob_put(&st->meta_stacks, hdr, sizeof(hdr));
+	if (!err) {
+		err = blob_put(&st->meta_stacks, s->frames,
+			       (size_t)s->nframes * 8);
+	}
+	if (err) {
+		return err;
+	}
+	st->meta_stacks.count++;
+	st->stacks_seen++;
+	if (st->meta_stacks.len > META_SPLIT && st->em) {
+		return blob_flush(st, &st->meta_stacks, "MTKT", st->em);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Mappings                                                            */
+/* ------------------------------------------------------------------ */
+
+/* The GNU build-id of an ELF file (0 when it has none). */
+static size_t read_build_id(const char *path, unsigned char *out,
+			    size_t max)
+{
+	size_t phnum, i, n = 0;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return 0;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF ||
+	    elf_getphdrnum(elf, &phnum)) {
+		goto end;
+	}
+	for (i = 0; i < phnum && !n; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE) {
+			continue;
+		}
+		d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz,
+					 ELF_T_NHDR);
+		if (!d) {
+			continue;
+		}
+		while ((off = gelf_getnote(d, off, &nh, &name_off,
+					   &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + name_off, "GNU", 4)) {
+				n = nh.n_descsz < max ? nh.n_descsz : max;
+				memcpy(out, (char *)d->d_buf + desc_off, n);
+				break;
+			}
+		}
+	}
+end:
+	if (elf) {
+		elf_end(elf);
+	}
+	close(fd);
+	return n;
+}
+
+static const struct ebpf_bid *build_id_get(struct ebpf_state *st,
+					   uint64_t dev, uint64_t ino,
+					   const char *path)
+{
+	struct ebpf_bid *b;
+	size_t i;
+
+	for (i = 0; i < st->nbids; i++) {
+		if (st->bids[i].dev == dev && st->bids[i].ino == ino) {
+			return &st->bids[i];
+		}
+	}
+	if (st->nbids == st->bids_cap) {
+		size_t cap = st->bids_cap ? 2 * st->bids_cap : 32;
+		void *p = realloc(st->bids, cap * sizeof(*st->bids));
+
+		if (!p) {
+			return NULL;
+		}
+		st->bids = p;
+		st->bids_cap = cap;
+	}
+	b = &st->bids[st->nbids++];
+	b->dev = dev;
+	b->ino = ino;
+	b->len = read_build_id(path, b->id, sizeof(b->id));
+	return b;
+}
+
+/* Record types of an MTKM payload */
+#define MAPS_EXEC 1 /* u32 pid: its earlier mappings are gone */
+#define MAPS_MAP 2  /* a mapping of pid (see bpf/README.md) */
+#define MAPS_FORK 3 /* u32 child, u32 parent: the child has its mappings */
+
+static int maps_put_pid(struct ebpf_state *st, uint8_t type, uint32_t a,
+			uint32_t b)
+{
+	unsigned char rec[9];
+	size_t n = type == MAPS_FORK ? 9 : 5;
+	int err;
+
+	rec[0] = type;
+	put32(rec + 1, a);
+	put32(rec + 5, b);
+	err = blob_put(&st->meta_maps, rec, n);
+	if (!err) {
+		st->meta_maps.count++;
+	}
+	return err;
+}
+
+int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child)
+{
+	size_t i;
+
+	/* a reused pid: what it had mapped before is not the child's */
+	for (i = 0; i < st->nseen; i++) {
+		if (st->seen[i].pid == child) {
+			st->seen[i].n = 0;
+		}
+	}
+	return maps_put_pid(st, MAPS_FORK, (uint32_t)child, (uint32_t)parent);
+}
+
+/*
+ * Record the executable file mappings of pid. at_exec: the process has
+ * just exec'd, what was recorded for it before is gone. Each mapping is
+ * recorded once per process image: a stop for a new mapping adds only the
+ * new ones.
+ */
+int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
+{
+	char path[64], line[4096];
+	struct ebpf_seen *seen;
+	FILE *maps;
+	size_t i;
+	int err = 0;
+
+	seen = NULL;
+	for (i = 0; i < st->nseen; i++) {
+		if (st->seen[i].pid == pid) {
+			seen = &st->seen[i];
+			break;
+		}
+	}
+	if (seen && at_exec) {
+		seen->n = 0;
+	}
+	if (at_exec || !seen) {
+		/* a pid not seen: a new process, or a reused pid */
+		err = maps_put_pid(st, MAPS_EXEC, (uint32_t)pid, 0);
+		if (err) {
+			return err;
+		}
+	}
+	if (!seen) {
+		if (st->nseen == st->seen_cap) {
+			size_t cap = st->seen_cap ? 2 * st->seen_cap : 16;
+			void *p = realloc(st->seen, cap * sizeof(*st->seen));
+
+			if (!p) {
+				return -ENOMEM;
+			}
+			st->seen = p;
+			st->seen_cap = cap;
+		}
+		seen = &st->seen[st->nseen++];
+		memset(seen, 0, sizeof(*seen));
+		seen->pid = pid;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = fopen(path, "re");
+	if (!maps) {
+		return 0; /* gone meanwhile */
+	}
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long start, end, off, inode;
+		unsigned int major, minor;
+		const struct ebpf_bid *bid;
+		unsigned char rec[1 + 4 + 24 + 1];
+		char perms[8], file[64];
+		int name_at = 0, dup = 0;
+		uint64_t v[3];
+		uint16_t plen;
+		size_t j;
+
+		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &start, &end,
+			   perms, &off, &major, &minor, &inode,
+			   &name_at) < 7) {
+			continue;
+		}
+		if (perms[2] != 'x' || !inode || line[name_at] != '/') {
+			continue;
+		}
+		for (j = 0; j < seen->n; j++) {
+			if (seen->start[j] == start) {
+				dup = 1;
+				break;
+			}
+		}
+		if (dup) {
+			continue;
+		}
+		if (seen->n == seen->cap) {
+			size_t cap = seen->cap ? 2 * seen->cap : 16;
+			void *p = realloc(seen->start,
+					  cap * sizeof(*seen->start));
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			seen->start = p;
+			seen->cap = cap;
+		}
+		seen->start[seen->n++] = start;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(file, sizeof(file), "/proc/%d/map_files/%lx-%lx",
+			 (int)pid, start, end);
+		bid = build_id_get(st, ((uint64_t)major << 20) | minor, inode,
+				   file);
+		rec[0] = MAPS_MAP;
+		put32(rec + 1, (uint32_t)pid);
+		v[0] = start;
+		v[1] = end;
+		v[2] = off;
+		memcpy(rec + 5, v, sizeof(v));
+		rec[29] = bid ? (unsigned char)bid->len : 0;
+		plen = (uint16_t)strnlen(line + name_at, 4000);
+		err = blob_put(&st->meta_maps, rec, sizeof(rec));
+		if (!err && bid && bid->len) {
+			err = blob_put(&st->meta_maps, bid->id, bid->len);
+		}
+		if (!err) {
+			err = blob_put(&st->meta_maps, &plen, sizeof(plen));
+		}
+		if (!err) {
+			err = blob_put(&st->meta_maps, line + name_at, plen);
+		}
+		if (err) {
+			break;
+		}
+		st->meta_maps.count++;
+	}
+	fclose(maps);
+	return err;
+}
+
+void ebpf_stacks_free(struct ebpf_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nseen; i++) {
+		free(st->seen[i].start);
+	}
+	free(st->seen);
+	free(st->bids);
+	free(st->meta_maps.data);
+	free(st->meta_stacks.data);
+}
