@@ -14,9 +14,11 @@ core_libmtcore_la_SOURCES = \
 	core/report-run.c core/report-text.c core/report-json.c \
 	core/report-flame.c core/report-svg.c core/report-html.c \
 	core/report-diff.c core/report-pipe.c \
+	core/symbolize.c core/symbolize.h \
 	core/run.c core/run.h \
 	core/stats.c core/stats.h
-core_libmtcore_la_LIBADD = $(PTHREAD_LIBS)
+core_libmtcore_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
+core_libmtcore_la_LIBADD = $(PTHREAD_LIBS) $(LIBELF_LIBS) -ldl
 
 bin_PROGRAMS += memtrack
 memtrack_SOURCES = core/main.c

@@ -19,6 +19,11 @@ struct mt_rep_state *mt_rep_begin(const struct mt_report_opts *o,
 				  const char *path);
 /* An mt_event_cb: ctx is the state. Returns 0 or -ENOMEM. */
 int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n);
+/* An mt_meta_cb: ctx is the state. The stack table and mappings, kept
+ * apart from what mt_rep_on_events() touches (another thread may run
+ * it). Returns 0 or -ENOMEM. */
+int mt_rep_on_meta(void *ctx, unsigned int variant, const void *data,
+		   size_t len);
 /* Completes the figures (sites' bytes at the peak); the model stays valid
  * until mt_rep_free(). */
 struct mt_rep *mt_rep_finish(struct mt_rep_state *st);

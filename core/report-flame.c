@@ -62,7 +62,7 @@ int mt_rep_collapsed(FILE *out, struct mt_rep *r,
 		     const struct mt_report_opts *o)
 {
 	struct site_order *order = sorted_sites(r);
-	char stack[4096];
+	static char stack[MT_REP_MAX_FRAMES * MT_REP_FRAME_LEN];
 	size_t i;
 
 	if (!order) {

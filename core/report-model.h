@@ -24,8 +24,10 @@
 #define MT_REP_TOP 10       /* entries of every top list */
 #define MT_REP_CLASSES 65   /* size 0, then [2^(k-1), 2^k - 1] for k=1..64 */
 #define MT_REP_SERIES 1024  /* timeline buckets kept per process */
-#define MT_REP_FRAME_LEN 64 /* a frame name, NUL included */
-#define MT_REP_MAX_FRAMES 64
+#define MT_REP_FRAME_LEN 128 /* a frame name, NUL included */
+#define MT_REP_MAX_FRAMES 129 /* the process, then up to 127 + 1 frames */
+/* mt_rep_site.id of a site that is a call stack (the id is the stack's) */
+#define MT_REP_STACK_SITE (1u << 31)
 
 /* One allocation among the largest. */
 struct mt_rep_big {
@@ -67,7 +69,7 @@ struct mt_rep_proc {
 
 struct mt_rep_site {
 	int32_t pid;
-	uint32_t id;  /* size class today, stack id with stacks */
+	uint32_t id;  /* size class, or MT_REP_STACK_SITE | stack id */
 	uint64_t count, bytes;        /* allocations made here */
 	uint64_t temporary;           /* of which temporary */
 	uint64_t live, live_blocks;   /* now; at the end: leaks */
@@ -77,8 +79,13 @@ struct mt_rep_site {
 	uint64_t snap, gen;
 };
 
+struct mt_sym;
+
 struct mt_rep {
 	const char *path;
+	/* the recording's stack table and mappings (symbolize.h), NULL
+	 * when it has none */
+	struct mt_sym *sym;
 	uint64_t events;   /* events read (after --pid) */
 	bool damaged;      /* the decoder stopped early */
 	bool too_many;     /* processes beyond MT_REP_MAX_PROCS left out */

@@ -90,6 +90,15 @@ static int feed(void *ctx, const struct mt_event *ev, size_t n)
 	return 0;
 }
 
+/* metadata comes on the decoder's thread; the analysis does not use it */
+static int feed_meta(void *ctx, unsigned int variant, const void *data,
+		     size_t len)
+{
+	struct pipe *p = ctx;
+
+	return mt_rep_on_meta(p->st, variant, data, len);
+}
+
 int mt_rep_decode(struct mt_rep_state *st, int fd, const char *name)
 {
 	struct pipe p = { .st = st };
@@ -110,7 +119,7 @@ int mt_rep_decode(struct mt_rep_state *st, int fd, const char *name)
 		pthread_mutex_destroy(&p.lock);
 		goto serial;
 	}
-	err = mt_host_decode(NULL, fd, name, feed, NULL, &p);
+	err = mt_host_decode(NULL, fd, name, feed, feed_meta, &p);
 	pthread_mutex_lock(&p.lock);
 	p.done = true;
 	pthread_cond_broadcast(&p.cond);
@@ -128,5 +137,6 @@ serial:
 	for (i = 0; i < SLOTS; i++) {
 		free(p.ev[i]);
 	}
-	return mt_host_decode(NULL, fd, name, mt_rep_on_events, NULL, st);
+	return mt_host_decode(NULL, fd, name, mt_rep_on_events, mt_rep_on_meta,
+			      st);
 }

@@ -90,7 +90,7 @@ static void print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
 			const char *title)
 {
 	size_t idx[MT_REP_TOP], n, i;
-	char stack[512], h[32];
+	char stack[4096], h[32];
 
 	n = mt_rep_top_sites(r, rank, idx, MT_REP_TOP);
 	fprintf(out, "top sites by %s\n", title);

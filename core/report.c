@@ -29,6 +29,7 @@
 #include "report-analyze.h"
 #include "report-map.h"
 #include "report-model.h"
+#include "symbolize.h"
 
 #define MAX_PROCS 65536
 #define PREFETCH 8 /* events ahead */
@@ -97,14 +98,25 @@ size_t mt_rep_site_frames(const struct mt_rep *r, const struct mt_rep_site *s,
 			  char names[][MT_REP_FRAME_LEN], size_t max)
 {
 	char label[48];
+	size_t n;
 
-	(void)r;
 	if (max < 2) {
 		return 0;
 	}
 	snprintf(names[0], MT_REP_FRAME_LEN, "pid %d", (int)s->pid);
-	/* Without stacks the id is a size class; with stacks this is where
-	 * the stack table turns the id into frames. */
+	/* a stack: the process, then its frames root first */
+	if (s->id & MT_REP_STACK_SITE) {
+		n = mt_sym_frames(r->sym, s->id & ~MT_REP_STACK_SITE,
+				  names[1], MT_REP_FRAME_LEN, max - 1);
+		if (!n) {
+			snprintf(names[1], MT_REP_FRAME_LEN,
+				 "[stack %u not in the recording]",
+				 s->id & ~MT_REP_STACK_SITE);
+			n = 1;
+		}
+		return n + 1;
+	}
+	/* without stacks the id is a size class */
 	mt_rep_class_label(s->id, label, sizeof(label));
 	snprintf(names[1], MT_REP_FRAME_LEN, "size %s", label);
 	return 2;
@@ -535,9 +547,15 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 		return st->err;
 	}
 	/* without stacks a site is (process, class): a direct table per
-	 * process saves the site lookup; stack ids will go through get_site */
-	si = (int64_t)st->class_site[st->cur_proc * MT_REP_CLASSES + cls] - 1;
-	if (si < 0) {
+	 * process saves the site lookup; with one it is (process, stack) */
+	if (ev->flags & MT_EVF_STACK) {
+		si = get_site(st, p->pid, MT_REP_STACK_SITE | ev->stack_id);
+		if (si < 0) {
+			return (int)si;
+		}
+	} else if ((si = (int64_t)st->class_site[st->cur_proc *
+						  MT_REP_CLASSES + cls] -
+		    1) < 0) {
 		si = get_site(st, p->pid, cls);
 		if (si < 0) {
 			return (int)si;
@@ -709,6 +727,24 @@ int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n)
 	return 0;
 }
 
+int mt_rep_on_meta(void *ctx, unsigned int variant, const void *data,
+		   size_t len)
+{
+	struct mt_rep_state *st = ctx;
+
+	(void)variant;
+	if (len < 4 || (memcmp(data, "MTKT", 4) && memcmp(data, "MTKM", 4))) {
+		return 0;
+	}
+	if (!st->rep.sym) {
+		st->rep.sym = mt_sym_new();
+		if (!st->rep.sym) {
+			return -ENOMEM;
+		}
+	}
+	return mt_sym_meta(st->rep.sym, data, len, st->rep.path);
+}
+
 struct mt_rep_state *mt_rep_begin(const struct mt_report_opts *o,
 				  const char *path)
 {
@@ -760,5 +796,6 @@ void mt_rep_free(struct mt_rep_state *st)
 	}
 	free(st->rep.procs);
 	free(st->rep.sites);
+	mt_sym_free(st->rep.sym);
 	free(st);
 }

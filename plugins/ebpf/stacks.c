@@ -116,19 +116,25 @@ int ebpf_on_stack(void *ctx, void *data, size_t len)
 	struct ebpf_state *st = ctx;
 	const struct mt_bpf_stack *s = data;
 	unsigned char hdr[12];
+	unsigned int skip;
 	int err;
 
 	if (len < MT_STACK_HDR || s->nframes > MT_STACK_MAX ||
 	    len < MT_STACK_HDR + (size_t)s->nframes * 8) {
 		return 0;
 	}
+	/* BPF put the caller's return address (read at the entry's stack
+	 * pointer) first; where the allocator's entry had already set up a
+	 * frame the walk found it too: keep it once (the same return address
+	 * twice in a row cannot be a real stack) */
+	skip = s->nframes > 1 && s->frames[0] == s->frames[1];
 	put32(hdr, s->id);
 	put32(hdr + 4, s->pid);
-	put32(hdr + 8, s->nframes);
+	put32(hdr + 8, s->nframes - skip);
 	err = blob_put(&st->meta_stacks, hdr, sizeof(hdr));
 	if (!err) {
-		err = blob_put(&st->meta_stacks, s->frames,
-			       (size_t)s->nframes * 8);
+		err = blob_put(&st->meta_stacks, s->frames + skip,
+			       (size_t)(s->nframes - skip) * 8);
 	}
 	if (err) {
 		return err;
