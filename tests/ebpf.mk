@@ -1,6 +1,7 @@
 # tests/ebpf: the eBPF source end to end. tests/progs/ are the traced
 # programs; they report on stdout the events their calls must produce.
 EXTRA_DIST += tests/progs/report.h tests/progs/alloc-jemalloc.c \
+	tests/progs/alloc-tcmalloc.c \
 	tests/progs/alloc-mimalloc.c tests/progs/libctor.c \
 	tests/progs/alloc-libctor.c
 
@@ -59,10 +60,11 @@ tests_progs_libdlalloc_la_LDFLAGS = -module -avoid-version -shared \
 # their test cases skipped otherwise. alloc-libctor links a plain shared
 # library found through $ORIGIN (no libtool wrapper script in between).
 OPTIONAL_PROGS = tests/progs/alloc-jemalloc tests/progs/alloc-jemalloc-static \
-	tests/progs/alloc-mimalloc tests/progs/libctor.so \
+	tests/progs/alloc-mimalloc tests/progs/alloc-tcmalloc tests/progs/libctor.so \
 	tests/progs/alloc-libctor
 tests/progs/optional.stamp: $(srcdir)/tests/progs/alloc-jemalloc.c \
 		$(srcdir)/tests/progs/alloc-mimalloc.c \
+		$(srcdir)/tests/progs/alloc-tcmalloc.c \
 		$(srcdir)/tests/progs/libctor.c \
 		$(srcdir)/tests/progs/alloc-libctor.c \
 		$(srcdir)/tests/progs/report.h
@@ -78,6 +80,9 @@ tests/progs/optional.stamp: $(srcdir)/tests/progs/alloc-jemalloc.c \
 	$$pc -o tests/progs/alloc-mimalloc \
 		$(srcdir)/tests/progs/alloc-mimalloc.c -lmimalloc \
 		2>/dev/null || rm -f tests/progs/alloc-mimalloc; \
+	$$pc -o tests/progs/alloc-tcmalloc \
+		$(srcdir)/tests/progs/alloc-tcmalloc.c -ltcmalloc \
+		2>/dev/null || rm -f tests/progs/alloc-tcmalloc; \
 	$$pc -shared -fPIC -o tests/progs/libctor.so \
 		$(srcdir)/tests/progs/libctor.c && \
 	$$pc -o tests/progs/alloc-libctor \

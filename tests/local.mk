@@ -23,9 +23,3 @@ EXTRA_DIST += $(srcdir)/tests/fixtures/codspeed-format/README.md \
 	$(srcdir)/tests/fixtures/codspeed-format/golden.mt.3frames \
 	$(srcdir)/tests/fixtures/codspeed-format/extended-keys-and-skippable-frames.mt
 
-# The BPF tests share the machine's uprobes and its two CPUs, and some
-# measure time: under 'make -j' they run one after the other.
-if ENABLE_EBPF
-tests/test-pressure.log: tests/test-ebpf.log
-tests/test-lifecycle.log: tests/test-pressure.log
-endif

@@ -44,9 +44,17 @@ static void run_prog(const char *name, size_t min_expect)
 }
 
 /* Optional programs are built only when their library is installed. */
+/* Programs for allocators that may not be installed are built only when
+ * they link. Where BPF tests are required (CI, which installs them all),
+ * a missing one is a failure, not a silent pass. */
 static int have_prog(const char *name)
 {
+	const char *req = getenv("MEMTRACK_REQUIRE_BPF");
+
 	if (access(ebpf_prog(name), X_OK)) {
+		ck_assert_msg(!req || strcmp(req, "1") != 0,
+			      "%s was not built (its library is missing?)",
+			      name);
 		fprintf(stderr, "%s not built: case skipped\n", name);
 		return 0;
 	}
@@ -141,6 +149,14 @@ START_TEST(test_jemalloc_static)
 }
 END_TEST
 
+START_TEST(test_tcmalloc)
+{
+	if (have_prog("alloc-tcmalloc")) {
+		run_prog("alloc-tcmalloc", 11);
+	}
+}
+END_TEST
+
 START_TEST(test_mimalloc)
 {
 	if (have_prog("alloc-mimalloc")) {
@@ -212,6 +228,7 @@ static Suite *ebpf_suite(void)
 	tcase_add_test(tc, test_dlopen);
 	tcase_add_test(tc, test_jemalloc);
 	tcase_add_test(tc, test_jemalloc_static);
+	tcase_add_test(tc, test_tcmalloc);
 	tcase_add_test(tc, test_mimalloc);
 	tcase_add_test(tc, test_toggle);
 	tcase_add_test(tc, test_no_loss);
