@@ -504,7 +504,7 @@ static void resume_throttled(struct ebpf_state *st)
 	size_t i = 0;
 
 	if (!st->throttled || ring_unread(st) >= st->low_wm ||
-	    stack_ring_unread(st) >= st->stack_low_wm) {
+	    (st->stack_rb && stack_ring_unread(st) >= st->stack_low_wm)) {
 		return;
 	}
 	while (i < st->nholds) {
