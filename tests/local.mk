@@ -6,6 +6,11 @@ AM_TESTS_ENVIRONMENT = \
 	MT_BUILDDIR='$(abs_top_builddir)'; export MT_BUILDDIR; \
 	MT_SRCDIR='$(abs_top_srcdir)'; export MT_SRCDIR;
 
+# Every test runs through run-test.sh: the BPF tests alone (see there).
+LOG_COMPILER = $(SHELL) $(srcdir)/tests/run-test.sh
+SH_LOG_COMPILER = $(SHELL) $(srcdir)/tests/run-test.sh $(SHELL)
+EXTRA_DIST += tests/run-test.sh
+
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 TEST_LIBS = $(CHECK_LIBS)
 
@@ -14,6 +19,7 @@ include tests/encoder.mk
 include tests/pipeline.mk
 include tests/ebpf.mk
 include tests/report.mk
+include tests/stacks.mk
 
 # Reference vectors of the CodSpeed memtrack format, copied verbatim from the
 # reference implementation's output (see their README).

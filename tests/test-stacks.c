@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test-stacks.c - call stacks end to end: `memtrack --source
+ * ebpf:stacks` records programs whose allocations happen in known
+ * functions (tests/progs/stack-*), `memtrack report --format collapsed`
+ * must show those functions root first, weighted by the exact bytes. The
+ * recording's stack table holds each stack once and every event's id; a
+ * damaged stack table still gives a report, with a warning.
+ *
+ * Needs root and BPF: exits 77 (skip) otherwise, or fails when
+ * MEMTRACK_REQUIRE_BPF=1.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <memtrack/plugin.h>
+
+#include "ebpf-testlib.h"
+
+static const char *builddir(void)
+{
+	const char *b = getenv("MT_BUILDDIR");
+
+	return b ? b : ".";
+}
+
+/* Run a shell command; its stdout (malloc'd) in *out, stderr in *err. */
+static int run(const char *cmd, char **out, char **err)
+{
+	char ofile[] = "/tmp/mt-stacks-out-XXXXXX";
+	char efile[] = "/tmp/mt-stacks-err-XXXXXX";
+	char *full = NULL;
+	int ofd = mkstemp(ofile), efd = mkstemp(efile), status;
+	struct stat sb;
+
+	ck_assert(ofd >= 0 && efd >= 0);
+	ck_assert_int_ge(asprintf(&full, "%s >%s 2>%s", cmd, ofile, efile), 0);
+	status = system(full);
+	free(full);
+	fstat(ofd, &sb);
+	*out = calloc(1, sb.st_size + 1);
+	ck_assert_int_eq(read(ofd, *out, sb.st_size), sb.st_size);
+	fstat(efd, &sb);
+	*err = calloc(1, sb.st_size + 1);
+	ck_assert_int_eq(read(efd, *err, sb.st_size), sb.st_size);
+	close(ofd);
+	close(efd);
+	unlink(ofile);
+	unlink(efile);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Record prog with stacks into file (a mkstemp template). */
+static void record(const char *prog, char *file)
+{
+	char *cmd = NULL, *out, *err;
+	int fd = mkstemp(file), rc;
+
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack --source ebpf:stacks --sink file:%s -- %s",
+				  builddir(), file, ebpf_prog(prog)),
+			 0);
+	rc = run(cmd, &out, &err);
+	ck_assert_msg(rc == 0, "memtrack exited %d: %s", rc, err);
+	ck_assert_msg(!strstr(err, "lost"), "%s", err);
+	free(cmd);
+	free(out);
+	free(err);
+}
+
+static char *report(const char *file, const char *format, char **err)
+{
+	char *cmd = NULL, *out;
+	int rc;
+
+	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack report --format %s %s",
+				  builddir(), format, file),
+			 0);
+	rc = run(cmd, &out, err);
+	ck_assert_msg(rc == 0, "report exited %d: %s", rc, *err);
+	free(cmd);
+	return out;
+}
+
+/* A collapsed line whose stack ends with tail and whose weight is w. */
+static int has_line(const char *collapsed, const char *tail, unsigned long w)
+{
+	const char *line = collapsed;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *sp = memrchr(line, ' ', len);
+
+		if (sp && (size_t)(sp - line) >= strlen(tail) &&
+		    !memcmp(sp - strlen(tail), tail, strlen(tail)) &&
+		    (sp - line == (long)strlen(tail) ||
+		     sp[-(long)strlen(tail) - 1] == ';') &&
+		    strtoul(sp + 1, NULL, 10) == w) {
+			return 1;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+static void check_c(const char *prog)
+{
+	char file[] = "/tmp/mt-stacks-XXXXXX";
+	char *out, *err;
+
+	record(prog, file);
+	out = report(file, "collapsed", &err);
+	ck_assert_msg(has_line(out, "main;alpha;beta", 12345),
+		      "no main;alpha;beta 12345 in:\n%s", out);
+	/* two calls from one place: one stack, both allocations */
+	ck_assert_msg(has_line(out, "main;gamma_", 6000),
+		      "no main;gamma_ 6000 in:\n%s", out);
+	free(out);
+	free(err);
+	unlink(file);
+}
+
+START_TEST(test_pie)
+{
+	check_c("stack-c");
+}
+END_TEST
+
+START_TEST(test_static)
+{
+	if (access(ebpf_prog("stack-c-static"), X_OK)) {
+		fprintf(stderr, "stack-c-static not built (no static libc): case skipped\n");
+		return;
+	}
+	check_c("stack-c-static");
+}
+END_TEST
+
+START_TEST(test_cxx)
+{
+	char file[] = "/tmp/mt-stacks-XXXXXX";
+	char *out, *err;
+
+	record("stack-cxx", file);
+	out = report(file, "collapsed", &err);
+	ck_assert_msg(has_line(out, "main;ns::Widget::make(int)", 4321),
+		      "no main;ns::Widget::make(int) 4321 in:\n%s", out);
+	free(out);
+	free(err);
+	unlink(file);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The stack table itself, read with the encoder plugin's decoder       */
+/* ------------------------------------------------------------------ */
+
+#define MAX_IDS 65536
+
+struct table {
+	unsigned char defined[MAX_IDS];
+	unsigned int dup, bad, events_with_stack, missing;
+};
+
+static void quiet_log(const struct mt_host *host, enum mt_log_level level,
+		      const char *plugin, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const struct mt_host host = {
+	.size = sizeof(struct mt_host),
+	.abi_major = MT_ABI_MAJOR,
+	.abi_minor = MT_ABI_MINOR,
+	.log = quiet_log,
+	.log_level = MT_LOG_WARN,
+};
+
+static int on_meta(void *ctx, unsigned int variant, const void *data,
+		   size_t len)
+{
+	struct table *t = ctx;
+	const unsigned char *p = data;
+	uint32_t count, i, id, n;
+	size_t at = 16;
+
+	if (len < 16 || memcmp(p, "MTKT", 4)) {
+		return 0;
+	}
+	memcpy(&count, p + 8, 4);
+	for (i = 0; i < count; i++) {
+		if (at + 12 > len) {
+			t->bad++;
+			return 0;
+		}
+		memcpy(&id, p + at, 4);
+		memcpy(&n, p + at + 8, 4);
+		at += 12 + (size_t)n * 8;
+		if (!id || id >= MAX_IDS) {
+			t->bad++;
+		} else if (t->defined[id]++) {
+			t->dup++;
+		}
+	}
+	if (at != len) {
+		t->bad++;
+	}
+	return 0;
+}
+
+static int on_events(void *ctx, const struct mt_event *ev, size_t n)
+{
+	struct table *t = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!(ev[i].flags & MT_EVF_STACK)) {
+			continue;
+		}
+		t->events_with_stack++;
+		/* stacks come before the events that use them */
+		if (ev[i].stack_id >= MAX_IDS || !t->defined[ev[i].stack_id]) {
+			t->missing++;
+		}
+	}
+	return 0;
+}
+
+static void read_table(const char *file, struct table *t)
+{
+	const char *dir = getenv("MEMTRACK_PLUGIN_PATH");
+	const struct mt_plugin_desc *desc;
+	const struct mt_encoder_ops *enc;
+	mt_plugin_entry_fn entry;
+	void *lib, *state = NULL;
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/encoder-msgpack-zstd.so",
+		 dir ? dir : "plugins/.libs");
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(lib, "cannot load %s", path);
+	entry = (mt_plugin_entry_fn)dlsym(lib, MT_PLUGIN_ENTRY_SYMBOL);
+	desc = entry ? entry() : NULL;
+	enc = desc ? desc->ops.encoder : NULL;
+	ck_assert(enc && enc->decode && !enc->create(&host, NULL, &state));
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	ck_assert(fd >= 0);
+	ck_assert_int_eq(enc->decode(state, fd, file, on_events, on_meta, t),
+			 0);
+	close(fd);
+	enc->destroy(state);
+	dlclose(lib);
+}
+
+START_TEST(test_table)
+{
+	char file[] = "/tmp/mt-stacks-XXXXXX";
+	struct table *t = calloc(1, sizeof(*t));
+	unsigned int i, defined = 0;
+
+	record("stack-c", file);
+	read_table(file, t);
+	for (i = 0; i < MAX_IDS; i++) {
+		defined += t->defined[i] != 0;
+	}
+	ck_assert_msg(defined > 0, "no stack table");
+	ck_assert_msg(t->bad == 0, "%u malformed stack records", t->bad);
+	ck_assert_msg(t->dup == 0, "%u stacks sent twice", t->dup);
+	ck_assert_msg(t->events_with_stack >= 3, "%u events with a stack",
+		      t->events_with_stack);
+	ck_assert_msg(t->missing == 0, "%u events use a stack not sent",
+		      t->missing);
+	free(t);
+	unlink(file);
+}
+END_TEST
+
+/* Corrupt a byte inside every stack table: the events are still
+ * reported, the stacks are not trusted, and the report says so. */
+START_TEST(test_damaged_table)
+{
+	char file[] = "/tmp/mt-stacks-XXXXXX";
+	char *buf, *out, *err;
+	struct stat sb;
+	size_t i, hits = 0;
+	int fd;
+
+	record("stack-c", file);
+	fd = open(file, O_RDWR);
+	ck_assert(fd >= 0);
+	fstat(fd, &sb);
+	buf = malloc(sb.st_size);
+	ck_assert_int_eq(read(fd, buf, sb.st_size), sb.st_size);
+	for (i = 0; i + 32 < (size_t)sb.st_size; i++) {
+		if (!memcmp(buf + i, "MTKT", 4)) {
+			buf[i + 16 + 4] ^= 0x5a; /* the first record's pid */
+			hits++;
+		}
+	}
+	ck_assert_msg(hits > 0, "no stack table in the file");
+	ck_assert_int_eq(pwrite(fd, buf, sb.st_size, 0), sb.st_size);
+	close(fd);
+	free(buf);
+
+	out = report(file, "text", &err);
+	ck_assert_msg(strstr(err, "damaged"), "no warning: %s", err);
+	ck_assert_msg(strstr(out, "12345") || strstr(out, "12.1 KiB") ||
+			      strstr(out, "top sites"),
+		      "no report of the events:\n%s", out);
+	free(out);
+	free(err);
+	out = report(file, "collapsed", &err);
+	ck_assert_msg(strstr(out, " 12345\n"), "allocation lost:\n%s", out);
+	free(out);
+	free(err);
+	unlink(file);
+}
+END_TEST
+
+START_TEST(test_bad_depth)
+{
+	char *cmd = NULL;
+
+	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack --source ebpf:stack-depth=128 --sink file:/dev/null -- /bin/true 2>/dev/null",
+				  builddir()),
+			 0);
+	ck_assert_int_ne(system(cmd), 0);
+	free(cmd);
+}
+END_TEST
+
+static Suite *stacks_suite(void)
+{
+	Suite *s = suite_create("stacks");
+	TCase *tc = tcase_create("stacks");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_pie);
+	tcase_add_test(tc, test_static);
+	tcase_add_test(tc, test_cxx);
+	tcase_add_test(tc, test_table);
+	tcase_add_test(tc, test_damaged_table);
+	tcase_add_test(tc, test_bad_depth);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	ebpf_require_bpf();
+	sr = srunner_create(stacks_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
