@@ -31,7 +31,5 @@ tests_test_stacks_SOURCES = tests/test-stacks.c tests/ebpf-testlib.c \
 tests_test_stacks_CFLAGS = $(TEST_CFLAGS)
 tests_test_stacks_LDADD = $(TEST_LIBS) -ldl
 EXTRA_tests_test_stacks_DEPENDENCIES = tests/progs/stacks.stamp
-# the BPF tests run one after the other (see tests/local.mk)
-tests/test-stacks.log: tests/test-pressure.log
 endif
 endif
