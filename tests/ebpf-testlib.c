@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -75,19 +74,6 @@ static const char *probe_source(void)
 	return ret;
 }
 
-/* The BPF tests share the machine's uprobes and CPUs, and some measure
- * time: under 'make -j check' they take turns. The lock is held until the
- * test program exits. */
-static void take_bpf_lock(void)
-{
-	int fd = open(EBPF_TEST_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-
-	if (fd >= 0) {
-		while (flock(fd, LOCK_EX) < 0 && errno == EINTR) {
-		}
-	}
-}
-
 void ebpf_require_bpf(void)
 {
 	const char *req = getenv("MEMTRACK_REQUIRE_BPF");
@@ -102,7 +88,6 @@ void ebpf_require_bpf(void)
 		why = "kernel without uprobes";
 	}
 	if (!why) {
-		take_bpf_lock();
 		why = probe_source();
 	}
 	if (!why) {

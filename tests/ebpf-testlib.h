@@ -38,9 +38,6 @@ struct ebpf_trace {
 
 /* Exit 77 (skip) without root or BPF; fail instead when
  * MEMTRACK_REQUIRE_BPF=1. Call first in main(). */
-/* Shared with tests/lib.sh: BPF tests take it in turns. */
-#define EBPF_TEST_LOCK "/tmp/memtrack-bpf-tests.lock"
-
 void ebpf_require_bpf(void);
 
 /* $MT_BUILDDIR/tests/progs/NAME, static storage. */

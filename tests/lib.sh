@@ -48,14 +48,6 @@ has() {
 	done
 }
 
-# bpf_lock: BPF tests share the machine's uprobes and CPUs, and some
-# measure time: under 'make -j check' they take turns (the C tests take
-# the same lock, see tests/ebpf-testlib.h). Held until the script exits.
-bpf_lock() {
-	exec 9>/tmp/memtrack-bpf-tests.lock
-	flock 9
-}
-
 # require_bpf WHY: skip (77), or fail (99) under MEMTRACK_REQUIRE_BPF=1
 require_bpf() {
 	if [ "${MEMTRACK_REQUIRE_BPF:-0}" = 1 ]; then

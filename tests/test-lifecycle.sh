@@ -9,7 +9,6 @@ set -u
 DEMO="$MT_BUILDDIR/demo/memtrack-demo"
 
 [ "$(id -u)" -eq 0 ] || require_bpf "needs root"
-bpf_lock
 if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
 	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
 fi

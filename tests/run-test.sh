@@ -1,0 +1,19 @@
+#!/bin/sh
+# Runs one test (the rest of the command line) under the suite's lock.
+# The BPF tests attach uprobes to the C library for every process on the
+# machine, so while one runs every malloc anywhere costs a trap (~7 us):
+# tests running beside it crawl, and its own timings suffer. They run
+# alone; the other tests share the lock and run side by side.
+lock=/tmp/memtrack-tests.lock
+mode=-s
+for arg in "$@"; do
+	case "$arg" in
+	*/test-ebpf | */test-pressure | */test-stacks | */test-lifecycle.sh)
+		mode=-x
+		;;
+	esac
+done
+if ! command -v flock >/dev/null 2>&1; then
+	exec "$@"
+fi
+exec flock "$mode" "$lock" "$@"
