@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -124,6 +125,32 @@ struct mt_pipeline {
 
 	struct batch batches[]; /* B of them */
 };
+
+/*
+ * Batch buffers are 4 MiB each and all of them are touched: in 2 MiB pages
+ * (where transparent huge pages are on madvise) that is 2 page faults per
+ * buffer, not 1024. Measured with bench-write, 1M events, 1 worker.
+ */
+#define HUGE_PAGE (2u << 20)
+
+static size_t batch_bytes(size_t events)
+{
+	size_t bytes = events * sizeof(struct mt_event);
+
+	return (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+}
+
+static struct mt_event *batch_alloc(size_t events)
+{
+	size_t bytes = batch_bytes(events);
+	void *mem;
+
+	if (bytes < HUGE_PAGE || posix_memalign(&mem, HUGE_PAGE, bytes)) {
+		return malloc(events * sizeof(struct mt_event));
+	}
+	madvise(mem, bytes, MADV_HUGEPAGE);
+	return mem;
+}
 
 static uint64_t now_ns(void)
 {
@@ -662,8 +689,7 @@ int mt_pipeline_create(const struct mt_pipeline_config *cfg,
 		goto nomem;
 	}
 	for (i = 0; i < nbatches; i++) {
-		p->batches[i].events = malloc(p->batch_events *
-					      sizeof(struct mt_event));
+		p->batches[i].events = batch_alloc(p->batch_events);
 		if (!p->batches[i].events) {
 			rc = -ENOMEM;
 			goto nomem;
