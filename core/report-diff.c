@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * memtrack report --diff A B: what changed between two recordings, site by
- * site. Process ids differ from one run to the next, so a site here is its
- * frames without the process (the size class today, the call stack once
- * stacks are recorded), summed over processes.
+ * site. Process ids and stack ids differ from one run to the next, so a
+ * site here is its frames without the process (the size class, or the
+ * symbolized call stack), summed over processes, and matched by name.
  */
 #include "config.h"
 
@@ -16,7 +16,7 @@
 #include "report-model.h"
 
 struct drow {
-	uint32_t id;
+	char *label;
 	uint64_t count[2], bytes[2];
 };
 
@@ -44,15 +44,15 @@ static int cmp_row(const void *x, const void *y)
 	if (ca != cb) {
 		return ca > cb ? -1 : 1;
 	}
-	return a->id < b->id ? -1 : a->id > b->id;
+	return strcmp(a->label, b->label);
 }
 
 /* The label of a diff site: the site's frames after the process one. */
-static void label(const struct mt_rep *r, uint32_t id, char *buf, size_t len)
+static void label(const struct mt_rep *r, const struct mt_rep_site *s,
+		  char *buf, size_t len)
 {
 	char names[MT_REP_MAX_FRAMES][MT_REP_FRAME_LEN];
-	struct mt_rep_site s = { .id = id };
-	size_t n = mt_rep_site_frames(r, &s, names, MT_REP_MAX_FRAMES), i;
+	size_t n = mt_rep_site_frames(r, s, names, MT_REP_MAX_FRAMES), i;
 	size_t at = 0;
 
 	buf[0] = '\0';
@@ -76,15 +76,18 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 	uint64_t tc[2] = { 0 }, tb[2] = { 0 };
 	char lab[4096];
 	bool json = o->format == MT_REPORT_JSON;
+	int err;
 
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < side[k]->nsites; i++) {
 			const struct mt_rep_site *s = &side[k]->sites[i];
 			size_t j;
 
-			/* sites are few (classes); with stacks a hash on
-			 * the stack would replace this scan */
-			for (j = 0; j < nrows && rows[j].id != s->id; j++) {
+			/* a linear scan: a diff is run once, on sites that
+			 * number in the thousands at most */
+			label(side[k], s, lab, sizeof(lab));
+			for (j = 0; j < nrows && strcmp(rows[j].label, lab);
+			     j++) {
 			}
 			if (j == nrows) {
 				if (nrows == cap) {
@@ -93,13 +96,16 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 					cap = cap ? cap * 2 : 64;
 					nr = realloc(rows, cap * sizeof(*nr));
 					if (!nr) {
-						free(rows);
-						return -ENOMEM;
+						goto nomem;
 					}
 					rows = nr;
 				}
 				memset(&rows[nrows], 0, sizeof(rows[0]));
-				rows[nrows++].id = s->id;
+				rows[nrows].label = strdup(lab);
+				if (!rows[nrows].label) {
+					goto nomem;
+				}
+				nrows++;
 			}
 			rows[j].count[k] += s->count;
 			rows[j].bytes[k] += s->bytes;
@@ -127,12 +133,11 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 	}
 	for (i = 0; i < nrows; i++) {
 		const struct drow *d = &rows[i];
-
-		label(a, d->id, lab, sizeof(lab));
+		const char *name = d->label;
 		if (json) {
 			fprintf(out, "%s{\"frames\":", i ? "," : "");
 			fputc('[', out);
-			mt_rep_json_str(out, lab);
+			mt_rep_json_str(out, name);
 			fprintf(out, "],\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%" PRId64 ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%" PRId64 "}",
 				d->count[0], d->count[1],
 				delta(d->count[0], d->count[1]), d->bytes[0],
@@ -142,7 +147,7 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 				d->bytes[0], d->bytes[1],
 				delta(d->bytes[0], d->bytes[1]), d->count[0],
 				d->count[1], delta(d->count[0], d->count[1]),
-				lab);
+				name);
 		}
 	}
 	if (json) {
@@ -152,6 +157,14 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 			tb[0], tb[1], delta(tb[0], tb[1]), tc[0], tc[1],
 			delta(tc[0], tc[1]));
 	}
+	err = ferror(out) ? -EIO : 0;
+end:
+	for (i = 0; i < nrows; i++) {
+		free(rows[i].label);
+	}
 	free(rows);
-	return ferror(out) ? -EIO : 0;
+	return err;
+nomem:
+	err = -ENOMEM;
+	goto end;
 }

@@ -90,4 +90,19 @@ size=$(sed -n 's/^size-after-stop //p' "$T/ctl.out")
 n=$("$MT" dump "$T/ctl.mt" | grep -c '"type":"Malloc","size":4096}')
 [ "$n" -ge 2 ] && ok "events before stop are in the file" || fail "events before stop: $n"
 
+# report --diff matches call stacks by their frames, not by their ids
+# (which differ from one recording to the next).
+STACKC="$MT_BUILDDIR/tests/progs/stack-c"
+if [ -x "$STACKC" ]; then
+	"$MT" -q --stacks --sink "file:$T/sa.mt" -- "$STACKC" >/dev/null &&
+		"$MT" -q --stacks --sink "file:$T/sb.mt" -- "$STACKC" >/dev/null
+	"$MT" report --diff "$T/sa.mt" "$T/sb.mt" >"$T/diff" 2>&1
+	has "$T/diff" "diff with stacks" \
+		"^ +12345 +12345 +\+0 +1 +1 +\+0 .*;main;alpha;beta$"
+	[ "$(grep -c ';main;alpha;beta$' "$T/diff")" -eq 1 ] \
+		&& ok "diff: one row for the stack" || { fail "diff rows"; cat "$T/diff"; }
+else
+	fail "$STACKC was not built"
+fi
+
 finish
