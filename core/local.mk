@@ -15,6 +15,7 @@ core_libmtcore_la_SOURCES = \
 	core/report-flame.c core/report-svg.c core/report-html.c \
 	core/report-diff.c core/report-pipe.c \
 	core/symbolize.c core/symbolize.h \
+	core/elf-build-id.c core/elf-build-id.h \
 	core/run.c core/run.h \
 	core/stats.c core/stats.h
 core_libmtcore_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)

@@ -34,6 +34,9 @@
 
 #include "log.h"
 #include "symbolize.h"
+#ifdef HAVE_LIBELF
+#include "elf-build-id.h"
+#endif
 
 #define META_HDR 16
 #define MAX_STACK_ID (1u << 26) /* more is damage, not a recording */
@@ -498,39 +501,6 @@ static int fsym_cmp(const void *a, const void *b)
 }
 
 #ifdef HAVE_LIBELF
-static size_t file_build_id(Elf *elf, unsigned char *out, size_t max)
-{
-	size_t phnum, i, n = 0;
-
-	if (elf_getphdrnum(elf, &phnum)) {
-		return 0;
-	}
-	for (i = 0; i < phnum && !n; i++) {
-		size_t off = 0, name_off, desc_off;
-		GElf_Phdr ph;
-		GElf_Nhdr nh;
-		Elf_Data *d;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE) {
-			continue;
-		}
-		d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz,
-					 ELF_T_NHDR);
-		if (!d) {
-			continue;
-		}
-		while ((off = gelf_getnote(d, off, &nh, &name_off,
-					   &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)d->d_buf + name_off, "GNU", 4)) {
-				n = nh.n_descsz < max ? nh.n_descsz : max;
-				memcpy(out, (char *)d->d_buf + desc_off, n);
-				break;
-			}
-		}
-	}
-	return n;
-}
 
 static void module_load(struct module *m)
 {
@@ -550,7 +520,7 @@ static void module_load(struct module *m)
 	    elf_getphdrnum(m->elf, &phnum)) {
 		return;
 	}
-	if (m->bidlen && (file_build_id(m->elf, bid, sizeof(bid)) !=
+	if (m->bidlen && (mt_elf_build_id(m->elf, bid, sizeof(bid)) !=
 				  m->bidlen ||
 			  memcmp(bid, m->bid, m->bidlen))) {
 		mt_warn("%s: not the file that was recorded (build-id differs): its frames are shown as offsets",

@@ -27,6 +27,7 @@
 
 #include "memtrack.h"
 #include "ebpf.h"
+#include "elf-build-id.h"
 
 #define META_HDR 16
 /* a payload is flushed when it grows past this (readers take 16 MiB) */
@@ -155,7 +156,7 @@ int ebpf_on_stack(void *ctx, void *data, size_t len)
 static size_t read_build_id(const char *path, unsigned char *out,
 			    size_t max)
 {
-	size_t phnum, i, n = 0;
+	size_t n = 0;
 	Elf *elf;
 	int fd;
 
@@ -164,35 +165,9 @@ static size_t read_build_id(const char *path, unsigned char *out,
 		return 0;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF ||
-	    elf_getphdrnum(elf, &phnum)) {
-		goto end;
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		n = mt_elf_build_id(elf, out, max);
 	}
-	for (i = 0; i < phnum && !n; i++) {
-		GElf_Phdr ph;
-		Elf_Data *d;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE) {
-			continue;
-		}
-		d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz,
-					 ELF_T_NHDR);
-		if (!d) {
-			continue;
-		}
-		while ((off = gelf_getnote(d, off, &nh, &name_off,
-					   &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)d->d_buf + name_off, "GNU", 4)) {
-				n = nh.n_descsz < max ? nh.n_descsz : max;
-				memcpy(out, (char *)d->d_buf + desc_off, n);
-				break;
-			}
-		}
-	}
-end:
 	if (elf) {
 		elf_end(elf);
 	}
