@@ -1,7 +1,7 @@
 # tests/ebpf: the eBPF source end to end. tests/progs/ are the traced
 # programs; they report on stdout the events their calls must produce.
 EXTRA_DIST += tests/progs/report.h tests/progs/alloc-jemalloc.c \
-	tests/progs/alloc-tcmalloc.c \
+	tests/progs/alloc-tcmalloc.c tests/build-mimalloc-static.sh \
 	tests/progs/alloc-mimalloc.c tests/progs/libctor.c \
 	tests/progs/alloc-libctor.c
 
@@ -57,10 +57,14 @@ tests_progs_libdlalloc_la_LDFLAGS = -module -avoid-version -shared \
 	-rpath /nowhere
 
 # Programs for allocators that may not be installed: built when they link,
-# their test cases skipped otherwise. alloc-libctor links a plain shared
+# their test cases skipped otherwise (failed where BPF tests are required).
+# Debian has no static mimalloc: alloc-mimalloc-static links the archive
+# that tests/build-mimalloc-static.sh makes, found through
+# $MT_MIMALLOC_STATIC_DIR (./quickstart test sets it). alloc-libctor links a plain shared
 # library found through $ORIGIN (no libtool wrapper script in between).
 OPTIONAL_PROGS = tests/progs/alloc-jemalloc tests/progs/alloc-jemalloc-static \
-	tests/progs/alloc-mimalloc tests/progs/alloc-tcmalloc tests/progs/libctor.so \
+	tests/progs/alloc-mimalloc tests/progs/alloc-mimalloc-static \
+	tests/progs/alloc-tcmalloc tests/progs/libctor.so \
 	tests/progs/alloc-libctor
 tests/progs/optional.stamp: $(srcdir)/tests/progs/alloc-jemalloc.c \
 		$(srcdir)/tests/progs/alloc-mimalloc.c \
@@ -80,6 +84,13 @@ tests/progs/optional.stamp: $(srcdir)/tests/progs/alloc-jemalloc.c \
 	$$pc -o tests/progs/alloc-mimalloc \
 		$(srcdir)/tests/progs/alloc-mimalloc.c -lmimalloc \
 		2>/dev/null || rm -f tests/progs/alloc-mimalloc; \
+	if [ -n "$$MT_MIMALLOC_STATIC_DIR" ]; then \
+		$$pc -o tests/progs/alloc-mimalloc-static \
+			$(srcdir)/tests/progs/alloc-mimalloc.c \
+			-L"$$MT_MIMALLOC_STATIC_DIR" -Wl,-Bstatic -lmimalloc \
+			-Wl,-Bdynamic -lpthread \
+			2>/dev/null || rm -f tests/progs/alloc-mimalloc-static; \
+	fi; \
 	$$pc -o tests/progs/alloc-tcmalloc \
 		$(srcdir)/tests/progs/alloc-tcmalloc.c -ltcmalloc \
 		2>/dev/null || rm -f tests/progs/alloc-tcmalloc; \

@@ -149,6 +149,14 @@ START_TEST(test_jemalloc_static)
 }
 END_TEST
 
+START_TEST(test_mimalloc_static)
+{
+	if (have_prog("alloc-mimalloc-static")) {
+		run_prog("alloc-mimalloc-static", 13);
+	}
+}
+END_TEST
+
 START_TEST(test_tcmalloc)
 {
 	if (have_prog("alloc-tcmalloc")) {
@@ -229,6 +237,7 @@ static Suite *ebpf_suite(void)
 	tcase_add_test(tc, test_jemalloc);
 	tcase_add_test(tc, test_jemalloc_static);
 	tcase_add_test(tc, test_tcmalloc);
+	tcase_add_test(tc, test_mimalloc_static);
 	tcase_add_test(tc, test_mimalloc);
 	tcase_add_test(tc, test_toggle);
 	tcase_add_test(tc, test_no_loss);
