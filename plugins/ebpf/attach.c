@@ -258,6 +258,33 @@ struct probe {
 	const char *name;
 };
 
+/* One uprobe or uretprobe (opts says which) on probe p of the file at
+ * path. A refusal is a warning naming the probe: the others still count.
+ * Returns 0, the attach error (negative), or 1 when the link could not be
+ * kept (out of memory: the caller stops). */
+static int attach_one(struct ebpf_state *st, struct bpf_program *prog,
+		      const char *path, const struct probe *p,
+		      const struct bpf_uprobe_opts *opts, const char *shown)
+{
+	struct bpf_link *link;
+	int err;
+
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, p->offset,
+					       opts);
+	if (!link) {
+		err = -errno;
+		ebpf_log(st, MT_LOG_WARN, "cannot attach %s %s in %s: %s",
+			 opts->retprobe ? "uretprobe" : "uprobe", p->name,
+			 shown, strerror(-err));
+		return err;
+	}
+	if (link_add(st, link)) {
+		bpf_link__destroy(link);
+		return 1;
+	}
+	return 0;
+}
+
 static int probe_cmp(const void *a, const void *b)
 {
 	const struct probe *x = a, *y = b;
@@ -386,7 +413,7 @@ static int attach_file(struct ebpf_state *st, const char *path,
 {
 	struct probe *probes = NULL;
 	size_t n = 0, i;
-	int err;
+	int err, ret;
 
 	err = elf_probes(st, path, shown, &probes, &n);
 	if (err) {
@@ -399,7 +426,6 @@ static int attach_file(struct ebpf_state *st, const char *path,
 		LIBBPF_OPTS(bpf_uprobe_opts, opts);
 		LIBBPF_OPTS(bpf_uprobe_opts, ropts);
 		struct bpf_program *prog;
-		struct bpf_link *link;
 		int is_free;
 
 		if (i && probes[i].offset == probes[i - 1].offset) {
@@ -410,39 +436,29 @@ static int attach_file(struct ebpf_state *st, const char *path,
 				 st->skel->progs.alloc_enter;
 		opts.bpf_cookie = probes[i].cookie;
 		opts.retprobe = false;
-		link = bpf_program__attach_uprobe_opts(prog, -1, path,
-						       probes[i].offset, &opts);
-		if (!link) {
-			err = -errno;
-			ebpf_log(st, MT_LOG_WARN,
-				 "cannot attach uprobe %s in %s: %s",
-				 probes[i].name, shown, strerror(-err));
-			continue;
-		}
-		if (link_add(st, link)) {
-			bpf_link__destroy(link);
+		ret = attach_one(st, prog, path, &probes[i], &opts, shown);
+		if (ret > 0) {
 			err = -ENOMEM;
 			break;
+		}
+		if (ret < 0) {
+			err = ret;
+			continue;
 		}
 		if (is_free || (probes[i].cookie & MT_CK_NORET)) {
 			continue;
 		}
 		/* the exit program reads what the entry stored */
 		ropts.retprobe = true;
-		link = bpf_program__attach_uprobe_opts(
-			st->skel->progs.alloc_exit, -1, path,
-			probes[i].offset, &ropts);
-		if (!link) {
-			err = -errno;
-			ebpf_log(st, MT_LOG_WARN,
-				 "cannot attach uretprobe %s in %s: %s",
-				 probes[i].name, shown, strerror(-err));
-			continue;
-		}
-		if (link_add(st, link)) {
-			bpf_link__destroy(link);
+		ret = attach_one(st, st->skel->progs.alloc_exit, path,
+				 &probes[i], &ropts, shown);
+		if (ret > 0) {
 			err = -ENOMEM;
 			break;
+		}
+		if (ret < 0) {
+			err = ret;
+			continue;
 		}
 		st->attach_count++;
 	}
