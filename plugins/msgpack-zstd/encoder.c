@@ -39,7 +39,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "internal.h"
 #include "msgpack.h"
@@ -99,58 +98,26 @@ bad_level:
 }
 
 /*
- * The state's big buffers (batch, output): megabytes written again by every
- * batch, so worth huge pages where the kernel gives them on request: a
- * state's first batch takes its page faults 2 MiB at a time rather than
- * 4 KiB (over a thousand fewer faults for a 65536-event batch). Plain
- * mmap otherwise; the old content is dead when a buffer grows, so it is
- * replaced, not copied.
+ * The state's big buffers come from malloc: only what a batch writes is
+ * ever touched (zstd writes ~1/10 of the output bound, the msgpack ~1/2 of
+ * its worst case), and memory the allocator keeps comes back warm. (Huge
+ * pages advised with MADV_HUGEPAGE were tried: a first touch could stall
+ * for milliseconds in compaction, and a short trace zeroed 2 MiB for the
+ * 100 KiB it wrote.) The old content is dead when a buffer grows, so it
+ * is replaced, not copied.
  */
-#define MZ_HUGE (2u * 1024 * 1024)
-
-static void big_free(uint8_t *p, size_t cap)
-{
-	if (p) {
-		munmap(p, cap);
-	}
-}
-
 static int big_reserve(uint8_t **buf, size_t *cap, size_t want)
 {
-	size_t len;
-	uint8_t *p, *aligned;
-
 	if (*cap >= want) {
 		return 0;
 	}
-	big_free(*buf, *cap);
-	*buf = NULL;
+	free(*buf);
 	*cap = 0;
-	if (want > SIZE_MAX - 2 * MZ_HUGE) {
+	*buf = malloc(want);
+	if (!*buf) {
 		return -ENOMEM;
 	}
-	len = (want + MZ_HUGE - 1) & ~(size_t)(MZ_HUGE - 1);
-	/* one huge page more, to cut an aligned run out of it */
-	p = mmap(NULL, len + MZ_HUGE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		return -ENOMEM;
-	}
-	aligned = (uint8_t *)(((uintptr_t)p + MZ_HUGE - 1) &
-			      ~(uintptr_t)(MZ_HUGE - 1));
-	if (aligned > p) {
-		munmap(p, (size_t)(aligned - p));
-	}
-	if (aligned + len < p + len + MZ_HUGE) {
-		munmap(aligned + len, (size_t)(p + len + MZ_HUGE -
-					       (aligned + len)));
-	}
-#ifdef MADV_HUGEPAGE
-	/* advice only: without THP the pages come 4 KiB at a time */
-	(void)madvise(aligned, len, MADV_HUGEPAGE);
-#endif
-	*buf = aligned;
-	*cap = len;
+	*cap = want;
 	return 0;
 }
 
@@ -164,8 +131,8 @@ static void mz_destroy(void *state)
 	ZSTD_freeCCtx(st->cctx);
 	ZSTD_freeCCtx(st->scctx);
 	free(st->scratch);
-	big_free(st->batch, st->batch_cap);
-	big_free(st->out, st->out_cap);
+	free(st->batch);
+	free(st->out);
 	free(st);
 }
 

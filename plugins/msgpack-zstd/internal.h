@@ -16,9 +16,9 @@
 #define MZ_NAME "msgpack-zstd"
 
 /*
- * One state per worker thread (see mt_encoder_ops): nothing in it is shared,
- * so encode() needs no lock. decode() only borrows host and allocates the
- * rest per call.
+ * One state per worker, used by one thread at a time (see mt_encoder_ops):
+ * nothing in it is shared, so encode() needs no lock. decode() only
+ * borrows host and allocates the rest per call.
  */
 struct mz_state {
 	const struct mt_host *host;
