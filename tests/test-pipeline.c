@@ -40,6 +40,8 @@ static struct {
 	pthread_mutex_t lock; /* guards addrs */
 	const void *addrs[MAX_BATCH_ADDRS];
 	int naddrs;
+	const void *states[8]; /* states encode() was called with */
+	int states_used;
 } ctr = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void reset_counters(void)
@@ -52,6 +54,7 @@ static void reset_counters(void)
 	ctr.last_done = -1;
 	ctr.sink_events = 0;
 	ctr.naddrs = 0;
+	ctr.states_used = 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -157,11 +160,20 @@ static int frame_alloc(struct mt_frame *out, uint64_t tag, uint64_t n,
 	return 0;
 }
 
-static int note_batch(const struct mt_event *events, size_t count)
+static int note_batch(const void *state, const struct mt_event *events,
+		      size_t count)
 {
 	int i;
 
 	pthread_mutex_lock(&ctr.lock);
+	for (i = 0; i < ctr.states_used; i++) {
+		if (ctr.states[i] == state) {
+			break;
+		}
+	}
+	if (i == ctr.states_used && i < 8) {
+		ctr.states[ctr.states_used++] = state;
+	}
 	for (i = 0; i < ctr.naddrs; i++) {
 		if (ctr.addrs[i] == events) {
 			break;
@@ -198,7 +210,7 @@ static int tenc_encode(void *state, const struct mt_event *events,
 			}
 		}
 	}
-	note_batch(events, count);
+	note_batch(state, events, count);
 	return frame_alloc(out, TAG_EVENTS, count, events,
 			   count * sizeof(*events));
 }
@@ -436,6 +448,13 @@ static void random_delay(uint64_t seq, void *ctx)
 	}
 }
 
+/* Sleeps *ctx microseconds before every batch. */
+static void fixed_delay(uint64_t seq, void *ctx)
+{
+	(void)seq;
+	usleep(*(unsigned int *)ctx);
+}
+
 static int count_threads(void)
 {
 	char line[256];
@@ -491,6 +510,40 @@ static int end_capture(char *first, size_t cap)
 	return n;
 }
 
+/*
+ * The frame sizes pipeline.c documents for n events in default batches of
+ * 65536: with 2 workers or more the first batches are 1024, 2048, ...,
+ * 32768 events, then 65536; one worker takes 65536 from the start. Writes
+ * them as check_output() describes frames ("E1024 E2048 ...") and returns
+ * their number.
+ */
+static uint64_t expected_frames(uint64_t n, unsigned int workers, char *buf,
+				size_t cap)
+{
+	uint64_t fill = workers > 1 ? 1024 : 65536, frames = 0, take;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	while (n) {
+		take = n < fill ? n : fill;
+		len += (size_t)snprintf(buf + len, cap - len, "%sE%llu",
+					len ? " " : "",
+					(unsigned long long)take);
+		ck_assert_uint_lt(len, cap);
+		n -= take;
+		fill = fill * 2 < 65536 ? fill * 2 : 65536;
+		frames++;
+	}
+	return frames;
+}
+
+static unsigned int default_workers(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 8 ? 8 : (unsigned int)n;
+}
+
 /* ------------------------------------------------------------------ */
 /* Tests                                                               */
 /* ------------------------------------------------------------------ */
@@ -501,22 +554,28 @@ static const uint64_t tail_counts[] = { 0, 1, 65535, 65536, 65537, 200003 };
 START_TEST(test_tail)
 {
 	uint64_t n = tail_counts[_i], frames, got;
+	unsigned int workers = (unsigned int)(_i % 3);
 	struct mt_pipeline_config cfg;
 	struct mt_pipeline_stats st;
 	struct mt_pipeline *p = NULL;
 	struct tsink sink;
+	char trace[512], want[512];
 	int rc;
 
 	/* workers 0 and batch 0: the defaults (online CPUs, 65536) */
-	config_init(&cfg, &sink, _i % 2 ? 0 : 3, 0, 0);
+	config_init(&cfg, &sink, workers, 0, 0);
 	ck_assert_int_eq(mt_pipeline_create(&cfg, &p), 0);
 	ck_assert_uint_eq(emit_range(p, 0, n, &rc, NULL), n);
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(mt_pipeline_finish(p), 0);
 
-	got = check_output(&sink, NULL, 0, &frames);
+	got = check_output(&sink, trace, sizeof(trace), &frames);
 	ck_assert_uint_eq(got, n);
-	ck_assert_uint_eq(frames, (n + 65535) / 65536);
+	ck_assert_uint_eq(frames,
+			  expected_frames(n, workers ? workers :
+						       default_workers(),
+					  want, sizeof(want)));
+	ck_assert_str_eq(trace, want);
 	ck_assert_int_eq(sink.writes, (int)frames);
 	ck_assert_int_eq(sink.closes, 1);
 
@@ -530,6 +589,58 @@ START_TEST(test_tail)
 	ck_assert_int_eq(sink.closes, 1);
 	ck_assert_int_eq(ctr.states_alive, 0);
 	ck_assert_int_eq(ctr.frames_alive, 0);
+	free(sink.buf);
+}
+END_TEST
+
+/*
+ * 1b. What a short trace costs: a trace that fits in one batch is encoded
+ * and written by the producer, with no thread started; buffers are made
+ * as batches are needed, at the size each fill takes; with two workers the
+ * ramp cuts 100,000 events into 7 frames, encoded by both.
+ */
+START_TEST(test_short_trace)
+{
+	struct mt_pipeline_config cfg;
+	struct mt_pipeline *p = NULL;
+	struct tsink sink;
+	char trace[256];
+	uint64_t frames;
+	unsigned int delay_us = 20000;
+	int before, rc;
+
+	before = count_threads();
+	ck_assert_int_gt(before, 0);
+
+	/* one worker, 40000 events: one frame, no thread ever */
+	config_init(&cfg, &sink, 1, 0, 0);
+	ck_assert_int_eq(mt_pipeline_create(&cfg, &p), 0);
+	ck_assert_uint_eq(emit_range(p, 0, 40000, &rc, NULL), 40000);
+	ck_assert_int_eq(count_threads(), before);
+	ck_assert_int_eq(mt_pipeline_finish(p), 0);
+	ck_assert_int_eq(count_threads(), before);
+	ck_assert_uint_eq(check_output(&sink, trace, sizeof(trace), &frames),
+			  40000);
+	ck_assert_str_eq(trace, "E40000");
+	ck_assert_int_eq(ctr.naddrs, 1);
+	mt_pipeline_destroy(p);
+	free(sink.buf);
+
+	/* two workers, 100000 events: the ramp; each batch takes 20 ms, so
+	 * both states must be at work */
+	config_init(&cfg, &sink, 2, 0, 0);
+	cfg.before_encode = fixed_delay;
+	cfg.hook_ctx = &delay_us;
+	ck_assert_int_eq(mt_pipeline_create(&cfg, &p), 0);
+	ck_assert_uint_eq(emit_range(p, 0, 100000, &rc, NULL), 100000);
+	ck_assert_int_eq(mt_pipeline_finish(p), 0);
+	ck_assert_uint_eq(check_output(&sink, trace, sizeof(trace), &frames),
+			  100000);
+	ck_assert_str_eq(trace,
+			 "E1024 E2048 E4096 E8192 E16384 E32768 E35488");
+	ck_assert_int_eq(ctr.states_used, 2);
+	mt_pipeline_destroy(p);
+	ck_assert_int_eq(ctr.states_alive, 0);
 	free(sink.buf);
 }
 END_TEST
@@ -934,6 +1045,7 @@ static Suite *pipeline_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_tail, 0,
 			    sizeof(tail_counts) / sizeof(tail_counts[0]));
+	tcase_add_test(tc, test_short_trace);
 	tcase_add_test(tc, test_order_random_delays);
 	tcase_add_test(tc, test_shapes);
 	tcase_add_test(tc, test_sink_failure);

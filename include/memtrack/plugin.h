@@ -213,9 +213,11 @@ struct mt_frame {
 };
 
 /*
- * Threading: the host creates one encoder state per worker thread; a state
- * is used by one thread at a time. frame_free() may be called from any
- * thread, with any state's frame.
+ * Threading: the host creates one encoder state per worker; a state is used
+ * by one thread at a time, though not always the same thread (a state goes
+ * to whichever thread encodes next, under the host's lock, which orders
+ * each use after the last). frame_free() may be called from any thread,
+ * with any state's frame.
  */
 struct mt_encoder_ops {
 	uint32_t size;
@@ -249,8 +251,9 @@ struct mt_encoder_ops {
 /* ------------------------------------------------------------------ */
 
 /*
- * Threading: one thread (the host's writer) calls write() in frame order,
- * then close(). A failed write leaves what was written before intact.
+ * Threading: one thread calls write() in frame order (the host's writer;
+ * for a trace of one frame, the thread that finishes it), then close().
+ * A failed write leaves what was written before intact.
  */
 struct mt_sink_ops {
 	uint32_t size;
