@@ -41,7 +41,7 @@ static void usage(FILE *out)
 		"  --encoder NAME[:ARGS]  encoder (default: msgpack-zstd; e.g. msgpack-zstd:level=3)\n"
 		"  --sink NAME[:ARGS]     where frames go (default: file:<pid>.MemtrackArtifact.msgpack)\n"
 		"  --workers N            encoder threads (default: online CPUs, at most 8)\n"
-		"  --batch N              events per frame (default: 65536)\n"
+		"  --batch N              events per full frame (default: 65536)\n"
 		"  --chunk N              events per source read (default: 1024)\n"
 		"  --control PATH         unix socket taking enable, disable, drain, stop, ping\n"
 		"  --start-disabled       record nothing until 'enable'\n"

@@ -25,14 +25,15 @@
  *
  * A short trace costs little (see bench/bench-write): threads start with
  * the first submitted work, batch buffers are made as batches are taken,
- * sized to the fill; with several workers the first batches are small and
- * double (first_fill()) so that every worker has a share; and at finish
- * the producer encodes the last batch itself when nothing is queued ahead
- * and a state is idle, and writes it too when the writer never started.
+ * sized to the fill; the first batches are small and double (first_fill())
+ * so that workers start early and, with several, all have a share; and at
+ * finish the producer works too, taking queued batches while a state is
+ * idle (a trace that never handed a batch over is encoded and written by
+ * the producer alone, without a thread).
  *
  * Why this cannot deadlock: workers wait for nothing but work and a state,
  * and a state is held only while encoding, which waits for nothing (the
- * producer borrows one at finish, for the last batch); the writer
+ * producer takes one only at finish, to encode); the writer
  * waits only for frame write_seq, which is queued (workers take FIFO, so it
  * is taken first), being encoded, or done; the producer waits only for
  * things that workers and the writer release as they progress. No thread
@@ -249,15 +250,42 @@ static int complete_work(struct mt_pipeline *p, struct work *item,
 	return 0;
 }
 
-static void *worker_main(void *arg)
+/*
+ * Called with the lock held, work queued and a state free: encodes the
+ * oldest item with that state (without the lock) and completes it.
+ * Returns a negative errno when the pipeline is stopping.
+ */
+static int run_one(struct mt_pipeline *p)
 {
-	struct worker *w = arg;
-	struct mt_pipeline *p = w->p;
 	struct work item;
 	struct mt_frame frame;
 	void *state;
 	uint64_t ns;
 	int rc;
+
+	item = p->queue[p->q_head];
+	p->q_head = (p->q_head + 1) % p->queue_cap;
+	p->q_len--;
+	state = p->free_states[--p->nfree];
+	pthread_cond_broadcast(&p->prod_cond);
+	pthread_mutex_unlock(&p->lock);
+
+	rc = encode_work(p, state, &item, &frame, &ns);
+	free(item.meta);
+
+	pthread_mutex_lock(&p->lock);
+	p->free_states[p->nfree++] = state;
+	/* a worker may be waiting for a state (the producer had it) */
+	if (p->q_len) {
+		pthread_cond_signal(&p->work_cond);
+	}
+	return complete_work(p, &item, &frame, ns, rc);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct mt_pipeline *p = w->p;
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
@@ -267,22 +295,7 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&p->work_cond, &p->lock);
 		}
 		/* After a failure queued work is dropped, not encoded. */
-		if (p->stop || !p->q_len) {
-			break;
-		}
-		item = p->queue[p->q_head];
-		p->q_head = (p->q_head + 1) % p->queue_cap;
-		p->q_len--;
-		state = p->free_states[--p->nfree];
-		pthread_cond_broadcast(&p->prod_cond);
-		pthread_mutex_unlock(&p->lock);
-
-		rc = encode_work(p, state, &item, &frame, &ns);
-		free(item.meta);
-
-		pthread_mutex_lock(&p->lock);
-		p->free_states[p->nfree++] = state;
-		if (complete_work(p, &item, &frame, ns, rc) < 0) {
+		if (p->stop || !p->q_len || run_one(p) < 0) {
 			break;
 		}
 	}
@@ -472,17 +485,17 @@ static int flush_current(struct mt_pipeline *p)
 }
 
 /*
- * The last batch, at finish. When no work is queued ahead of it and an
- * encoder state is idle, the producer encodes it itself, and writes it too
- * if the writer never started: a trace that fits in one batch is written
- * without a thread. Encodes stay within N at once: each holds a state.
- * Otherwise the batch is queued like any other.
+ * The last batch, at finish, after which the producer has nothing to do
+ * but wait: so it works. A trace that never handed a batch over is
+ * encoded and written right here, without a thread. Otherwise the batch
+ * is queued, and the producer takes queued work, oldest first, as long as
+ * an encoder state is idle: the end of a run does not wait for a worker
+ * to wake up. Encodes stay within N at once: each holds a state.
  */
 static int flush_last(struct mt_pipeline *p)
 {
 	struct work item = { 0 };
 	struct mt_frame frame;
-	void *state;
 	uint64_t ns;
 	int rc;
 
@@ -493,29 +506,31 @@ static int flush_last(struct mt_pipeline *p)
 	item.batch->count = (size_t)(p->em.cur - p->cur->events);
 	p->cur = NULL;
 	p->em.cur = p->em.end = NULL;
-	if (!item.batch->count) {
-		return 0;
-	}
-	pthread_mutex_lock(&p->lock);
-	if (p->stop || p->q_len || !p->nfree ||
-	    p->next_seq - p->write_seq >= p->window) {
+	if (item.batch->count && !p->threads_started) {
+		/* Frame 0, and every state is idle. */
+		item.seq = p->next_seq++;
+		rc = encode_work(p, p->states[0], &item, &frame, &ns);
+		pthread_mutex_lock(&p->lock);
+		rc = complete_work(p, &item, &frame, ns, rc);
+		if (rc == 0) {
+			rc = write_next(p);
+		}
 		pthread_mutex_unlock(&p->lock);
-		return submit(p, &item, NULL);
+		return rc;
 	}
-	item.seq = p->next_seq++;
-	state = p->free_states[--p->nfree];
-	pthread_mutex_unlock(&p->lock);
-
-	rc = encode_work(p, state, &item, &frame, &ns);
-
+	if (item.batch->count) {
+		rc = submit(p, &item, NULL);
+		if (rc < 0) {
+			return rc;
+		}
+	}
 	pthread_mutex_lock(&p->lock);
-	p->free_states[p->nfree++] = state;
-	pthread_cond_broadcast(&p->work_cond);
-	rc = complete_work(p, &item, &frame, ns, rc);
-	if (rc == 0 && !p->writer_started) {
-		/* Nothing was ever submitted: this is frame 0. */
-		rc = write_next(p);
+	while (!p->stop && p->q_len && p->nfree) {
+		if (run_one(p) < 0) {
+			break;
+		}
 	}
+	rc = p->err;
 	pthread_mutex_unlock(&p->lock);
 	return rc;
 }
@@ -753,22 +768,29 @@ static int check_config(const struct mt_pipeline_config *cfg)
 }
 
 /*
- * The first batch's size. With several workers the first batches grow
- * from batch_events / 64 (not below RAMP_MIN events), doubling, so that a
- * short trace is still cut into enough frames to keep every worker busy
- * and the end of a run waits for about 1/N of the work: 10,000 events are
- * 4 frames, 100,000 are 7 (and 1.7x faster with 2 workers than with one,
- * where 65536 + 34464 were 1.1x). Only the first 64,512 events of a trace
- * go into the smaller frames. One worker has nobody to share with: whole
- * batches from the start (a ramp measured slower there).
+ * The first batch's size; each next one is twice the last, up to
+ * batch_events (flush_current()). Until a batch is handed over no worker
+ * has anything to do, so a smaller first batch puts the encoding to work
+ * sooner:
+ *   - with several workers the first batches grow from batch_events / 64
+ *     (not below RAMP_MIN), so that a short trace is cut into enough frames
+ *     for every worker to have a share and the end of a run waits for
+ *     about 1/N of the work: 10,000 events are 4 frames, 100,000 are 7
+ *     (1.7x faster with 2 workers than with one, where 65,536 + 34,464 were
+ *     1.1x). Only the first 64,512 events go into smaller frames;
+ *   - one worker has nobody to share with: its first batch is a quarter,
+ *     which hides 3/4 of the first fill (100,000 events: 11.8 -> 11.35 ms)
+ *     while a trace of up to 16,384 events is still one batch, encoded
+ *     without a thread at finish (smaller first batches measured slower
+ *     there).
  */
 #define RAMP_MIN 1024
 
 static size_t first_fill(size_t batch_events, unsigned int workers)
 {
-	size_t fill = batch_events / 64;
+	size_t fill = batch_events / (workers > 1 ? 64 : 4);
 
-	if (workers < 2 || batch_events <= RAMP_MIN) {
+	if (batch_events <= RAMP_MIN) {
 		return batch_events;
 	}
 	return fill < RAMP_MIN ? RAMP_MIN : fill;

@@ -513,14 +513,14 @@ static int end_capture(char *first, size_t cap)
 /*
  * The frame sizes pipeline.c documents for n events in default batches of
  * 65536: with 2 workers or more the first batches are 1024, 2048, ...,
- * 32768 events, then 65536; one worker takes 65536 from the start. Writes
- * them as check_output() describes frames ("E1024 E2048 ...") and returns
- * their number.
+ * 32768 events, then 65536; with one worker 16384, 32768, then 65536.
+ * Writes them as check_output() describes frames ("E1024 E2048 ...") and
+ * returns their number.
  */
 static uint64_t expected_frames(uint64_t n, unsigned int workers, char *buf,
 				size_t cap)
 {
-	uint64_t fill = workers > 1 ? 1024 : 65536, frames = 0, take;
+	uint64_t fill = workers > 1 ? 1024 : 16384, frames = 0, take;
 	size_t len = 0;
 
 	buf[0] = '\0';
@@ -594,10 +594,10 @@ START_TEST(test_tail)
 END_TEST
 
 /*
- * 1b. What a short trace costs: a trace that fits in one batch is encoded
- * and written by the producer, with no thread started; buffers are made
- * as batches are needed, at the size each fill takes; with two workers the
- * ramp cuts 100,000 events into 7 frames, encoded by both.
+ * 1b. What a short trace costs: a trace that fits in the first batch is
+ * encoded and written by the producer, with no thread started; buffers are
+ * made as batches are needed; the first batches ramp up, and with two
+ * workers 100,000 events are 7 frames, encoded by both.
  */
 START_TEST(test_short_trace)
 {
@@ -612,17 +612,29 @@ START_TEST(test_short_trace)
 	before = count_threads();
 	ck_assert_int_gt(before, 0);
 
-	/* one worker, 40000 events: one frame, no thread ever */
+	/* one worker, 16000 events: one frame, no thread ever */
 	config_init(&cfg, &sink, 1, 0, 0);
 	ck_assert_int_eq(mt_pipeline_create(&cfg, &p), 0);
-	ck_assert_uint_eq(emit_range(p, 0, 40000, &rc, NULL), 40000);
+	ck_assert_uint_eq(emit_range(p, 0, 16000, &rc, NULL), 16000);
 	ck_assert_int_eq(count_threads(), before);
 	ck_assert_int_eq(mt_pipeline_finish(p), 0);
 	ck_assert_int_eq(count_threads(), before);
 	ck_assert_uint_eq(check_output(&sink, trace, sizeof(trace), &frames),
-			  40000);
-	ck_assert_str_eq(trace, "E40000");
+			  16000);
+	ck_assert_str_eq(trace, "E16000");
 	ck_assert_int_eq(ctr.naddrs, 1);
+	mt_pipeline_destroy(p);
+	free(sink.buf);
+
+	/* one worker, 100000 events: a quarter batch first, then doubling */
+	config_init(&cfg, &sink, 1, 0, 0);
+	ck_assert_int_eq(mt_pipeline_create(&cfg, &p), 0);
+	ck_assert_uint_eq(emit_range(p, 0, 100000, &rc, NULL), 100000);
+	ck_assert_int_eq(mt_pipeline_finish(p), 0);
+	ck_assert_uint_eq(check_output(&sink, trace, sizeof(trace), &frames),
+			  100000);
+	ck_assert_str_eq(trace, "E16384 E32768 E50848");
+	ck_assert_int_eq(ctr.states_used, 1);
 	mt_pipeline_destroy(p);
 	free(sink.buf);
 
