@@ -931,18 +931,29 @@ static int bench_size(struct bench_ctx *c, size_t n, unsigned int reps,
 	memset(c->zdst, 0, c->zcap);
 	sr->msgpack_len = pk.len;
 
-	for (k = 0; k < CASE_COUNT; k++) {
-		if (only >= 0 && (int)k != only) {
-			continue;
-		}
-		for (r = 0; r < reps; r++) {
-			rc = run_case(c, (enum bench_case)k, &samples[r]);
+	/*
+	 * Rounds of every case in turn rather than every run of one case,
+	 * then the next: this machine's speed drifts by several percent over
+	 * seconds (other guests, frequency), and a ratio is only fair when
+	 * both of its cases saw the same drift.
+	 */
+	for (r = 0; r < reps; r++) {
+		for (k = 0; k < CASE_COUNT; k++) {
+			if (only >= 0 && (int)k != only) {
+				continue;
+			}
+			rc = run_case(c, (enum bench_case)k,
+				      &samples[k * reps + r]);
 			if (rc < 0) {
 				goto out;
 			}
 		}
-		summarize(samples, reps, &sr->sum[k]);
-		sr->ran[k] = true;
+	}
+	for (k = 0; k < CASE_COUNT; k++) {
+		if (only < 0 || (int)k == only) {
+			summarize(samples + k * reps, reps, &sr->sum[k]);
+			sr->ran[k] = true;
+		}
 	}
 	for (k = 0; k < CASE_COUNT; k++) {
 		if (sr->ran[k]) {
@@ -1058,7 +1069,7 @@ int main(int argc, char **argv)
 
 	/* One trace; the smaller sizes are its prefixes. */
 	events = gen_trace(max_n);
-	samples = calloc(1000, sizeof(*samples));
+	samples = calloc(1000 * CASE_COUNT, sizeof(*samples));
 	c.scratch = malloc(CHUNK_BYTES + MT_MSGPACK_EVENT_MAX);
 	if (!events || !samples || !c.scratch) {
 		fprintf(stderr, "bench-write: out of memory\n");
