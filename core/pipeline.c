@@ -28,17 +28,20 @@
  * sized to the fill; the first batches are small and double (first_fill())
  * so that workers start early and, with several, all have a share; and at
  * finish the producer works too, taking queued batches while a state is
- * idle (a trace that never handed a batch over is encoded and written by
- * the producer alone, without a thread).
+ * idle, and writes the frames when the writer never started (it starts
+ * with the first frame ready while the producer still produces, see
+ * want_writer()); a trace that never handed a batch over is encoded and
+ * written by the producer alone, without a thread.
  *
  * Why this cannot deadlock: workers wait for nothing but work and a state,
  * and a state is held only while encoding, which waits for nothing (the
- * producer takes one only at finish, to encode); the writer
- * waits only for frame write_seq, which is queued (workers take FIFO, so it
- * is taken first), being encoded, or done; the producer waits only for
- * things that workers and the writer release as they progress. No thread
- * waits while holding something another thread needs, whatever N, Q, the
- * batch size or the timing.
+ * producer takes one only at finish, to encode); whoever writes (the
+ * writer, or the producer at finish) waits only for frame write_seq, which
+ * is queued (workers take FIFO, so it is taken first), being encoded, or
+ * done; the producer waits only for things that workers and the writer
+ * release as they progress, and never for window space without a writer
+ * running. No thread waits while holding something another thread needs,
+ * whatever N, Q, the batch size or the timing.
  *
  * Errors: the first failure is kept (set_error) and stops everything; the
  * plugin that failed has already said why, so the pipeline itself reports
@@ -359,36 +362,56 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-static int start_threads(struct mt_pipeline *p)
+/*
+ * Starts the workers (writer false) or the writer. Signals (SIGINT,
+ * SIGCHLD) are for the host's own threads; threads inherit the mask, so
+ * everything is blocked while creating them. A failure stops the pipeline.
+ */
+static int start_threads(struct mt_pipeline *p, bool writer)
 {
 	sigset_t all, old;
 	unsigned int i;
-	int rc;
+	int rc = 0;
 
-	/* Signals (SIGINT, SIGCHLD) are for the host's own threads; threads
-	 * inherit the mask, so block everything while creating them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (i = 0; i < p->nworkers; i++) {
+	for (i = 0; !writer && i < p->nworkers && !rc; i++) {
 		rc = pthread_create(&p->workers[i].thread, NULL, worker_main,
 				    &p->workers[i]);
-		if (rc) {
-			goto error;
-		}
-		p->workers[i].started = true;
+		p->workers[i].started = !rc;
 	}
-	rc = pthread_create(&p->writer, NULL, writer_main, p);
+	if (writer) {
+		rc = pthread_create(&p->writer, NULL, writer_main, p);
+		p->writer_started = !rc;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
-		goto error;
+		mt_err("pipeline: cannot start a thread: %s", strerror(rc));
+		pthread_mutex_lock(&p->lock);
+		set_error(p, -rc, "pipeline");
+		pthread_mutex_unlock(&p->lock);
+		return -rc;
 	}
-	p->writer_started = true;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;
+}
 
-error:
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	mt_err("pipeline: cannot start a thread: %s", strerror(rc));
-	return -rc;
+/*
+ * The writer starts once there is something to write while the producer
+ * is still producing: a frame ready in order, or a full window (which
+ * only a write can empty). Until then frames wait; when the trace ends
+ * first, the producer writes them at finish and no writer thread ever
+ * runs. Called with the lock held; may drop it.
+ */
+static void want_writer(struct mt_pipeline *p)
+{
+	if (p->writer_started || p->stop ||
+	    !(p->slots[p->write_seq % p->window].ready ||
+	      p->next_seq - p->write_seq >= p->window)) {
+		return;
+	}
+	pthread_mutex_unlock(&p->lock);
+	start_threads(p, true);
+	pthread_mutex_lock(&p->lock);
 }
 
 /*
@@ -403,18 +426,17 @@ static int submit(struct mt_pipeline *p, struct work *item,
 	int rc;
 
 	if (!p->threads_started) {
-		/* Threads run from the first frame a worker encodes; a
-		 * trace that fits in one batch never needs them. */
+		/* Workers run from the first batch handed over; a trace
+		 * that fits in one batch never needs them. */
 		p->threads_started = true;
-		rc = start_threads(p);
+		rc = start_threads(p, false);
 		if (rc < 0) {
-			pthread_mutex_lock(&p->lock);
-			set_error(p, rc, "pipeline");
-			pthread_mutex_unlock(&p->lock);
 			return rc;
 		}
 	}
 	pthread_mutex_lock(&p->lock);
+	/* Before any wait: without a writer the window never empties. */
+	want_writer(p);
 	while (!p->stop &&
 	       (p->q_len == p->queue_cap ||
 		p->next_seq - p->write_seq >= p->window ||
@@ -527,6 +549,16 @@ static int flush_last(struct mt_pipeline *p)
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop && p->q_len && p->nfree) {
 		if (run_one(p) < 0) {
+			break;
+		}
+	}
+	/* No writer thread: the producer is the writer (see want_writer()),
+	 * in order, as frames come. */
+	while (!p->writer_started && !p->stop &&
+	       p->write_seq != p->next_seq) {
+		if (!p->slots[p->write_seq % p->window].ready) {
+			pthread_cond_wait(&p->writer_cond, &p->lock);
+		} else if (write_next(p) < 0) {
 			break;
 		}
 	}
@@ -658,6 +690,11 @@ int mt_pipeline_sync(struct mt_pipeline *p)
 	}
 	/* The writer broadcasts prod_cond after every frame it writes. */
 	pthread_mutex_lock(&p->lock);
+	if (!p->writer_started && p->write_seq != p->next_seq) {
+		pthread_mutex_unlock(&p->lock);
+		start_threads(p, true);
+		pthread_mutex_lock(&p->lock);
+	}
 	while (!p->stop && p->write_seq != p->next_seq) {
 		pthread_cond_wait(&p->prod_cond, &p->lock);
 	}

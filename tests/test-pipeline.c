@@ -597,7 +597,8 @@ END_TEST
  * 1b. What a short trace costs: a trace that fits in the first batch is
  * encoded and written by the producer, with no thread started; buffers are
  * made as batches are needed; the first batches ramp up, and with two
- * workers 100,000 events are 7 frames, encoded by both.
+ * workers 100,000 events are 7 frames, encoded by both and, as the trace
+ * ends before any is ready, written by the producer.
  */
 START_TEST(test_short_trace)
 {
@@ -606,7 +607,7 @@ START_TEST(test_short_trace)
 	struct tsink sink;
 	char trace[256];
 	uint64_t frames;
-	unsigned int delay_us = 20000;
+	unsigned int delay_us = 100000;
 	int before, rc;
 
 	before = count_threads();
@@ -638,13 +639,15 @@ START_TEST(test_short_trace)
 	mt_pipeline_destroy(p);
 	free(sink.buf);
 
-	/* two workers, 100000 events: the ramp; each batch takes 20 ms, so
+	/* two workers, 100000 events: the ramp; each batch takes 100 ms, so
 	 * both states must be at work */
 	config_init(&cfg, &sink, 2, 0, 0);
 	cfg.before_encode = fixed_delay;
 	cfg.hook_ctx = &delay_us;
 	ck_assert_int_eq(mt_pipeline_create(&cfg, &p), 0);
 	ck_assert_uint_eq(emit_range(p, 0, 100000, &rc, NULL), 100000);
+	/* the two workers; no frame was ready yet, so no writer */
+	ck_assert_int_eq(count_threads(), before + 2);
 	ck_assert_int_eq(mt_pipeline_finish(p), 0);
 	ck_assert_uint_eq(check_output(&sink, trace, sizeof(trace), &frames),
 			  100000);
@@ -947,11 +950,15 @@ START_TEST(test_bounded_memory)
 	uint64_t frames, inflight_max = 0;
 	int rc;
 
+	int before = count_threads();
+
 	config_init(&cfg, &sink, nw, batch, q);
 	sink.sleep_us = 500;
 	ck_assert_int_eq(mt_pipeline_create(&cfg, &p), 0);
 	ck_assert_uint_eq(emit_range(p, 0, 20000, &rc, &inflight_max), 20000);
 	ck_assert_int_eq(rc, 0);
+	/* far more frames than the window: the writer runs */
+	ck_assert_int_eq(count_threads(), before + (int)nw + 1);
 	ck_assert_int_eq(mt_pipeline_finish(p), 0);
 	ck_assert_uint_eq(check_output(&sink, NULL, 0, &frames), 20000);
 
