@@ -177,7 +177,6 @@ static int mz_create(const struct mt_host *host, const char *args,
 		     void **state)
 {
 	struct mz_state *st;
-	size_t zr;
 	int ret;
 
 	st = calloc(1, sizeof(*st));
@@ -185,32 +184,40 @@ static int mz_create(const struct mt_host *host, const char *args,
 		return -ENOMEM;
 	}
 	st->host = host;
+	/* the level is checked against zstd's range here; the contexts
+	 * come with the first frame that needs them */
 	ret = parse_args(st, args);
 	if (ret < 0) {
-		goto error;
+		mz_destroy(st);
+		return ret;
+	}
+	*state = st;
+	return 0;
+}
+
+/* The buffered context, made on first use; NULL after logging why not. */
+static ZSTD_CCtx *buffered_cctx(struct mz_state *st)
+{
+	size_t zr;
+
+	if (st->cctx) {
+		return st->cctx;
 	}
 	st->cctx = ZSTD_createCCtx();
 	if (!st->cctx) {
-		ret = -ENOMEM;
-		goto error;
+		mz_log(st, MT_LOG_ERROR, "cannot make a zstd context: %s",
+		       strerror(ENOMEM));
+		return NULL;
 	}
 	zr = ZSTD_CCtx_setParameter(st->cctx, ZSTD_c_compressionLevel,
 				    st->level);
 	if (ZSTD_isError(zr)) {
 		mz_log(st, MT_LOG_ERROR, "cannot set zstd level %d: %s",
 		       st->level, ZSTD_getErrorName(zr));
-		ret = -EINVAL;
-		goto error;
+		ZSTD_freeCCtx(st->cctx);
+		st->cctx = NULL;
 	}
-	ret = stable_create(st);
-	if (ret < 0) {
-		goto error;
-	}
-	*state = st;
-	return 0;
-error:
-	mz_destroy(st);
-	return ret;
+	return st->cctx;
 }
 
 /* Run one zstd step to completion: all input consumed (continue) or the
@@ -271,10 +278,14 @@ static int bad_kind(struct mz_state *st, const struct mt_event *events,
 static int encode_chunked(struct mz_state *st, const struct mt_event *events,
 			  size_t count, ZSTD_outBuffer *ob)
 {
+	ZSTD_CCtx *cctx = buffered_cctx(st);
 	ZSTD_inBuffer ib;
 	size_t i = 0, n, done;
 	int ret;
 
+	if (!cctx) {
+		return -ENOMEM;
+	}
 	if (!st->scratch) {
 		/* first use */
 		st->scratch = malloc(MZ_CHUNK + MT_MSGPACK_EVENT_MAX);
@@ -296,7 +307,7 @@ static int encode_chunked(struct mz_state *st, const struct mt_event *events,
 		ib.src = st->scratch;
 		ib.size = n;
 		ib.pos = 0;
-		ret = compress_step(st, st->cctx, ob, &ib, ZSTD_e_continue);
+		ret = compress_step(st, cctx, ob, &ib, ZSTD_e_continue);
 		if (ret < 0) {
 			return ret;
 		}
@@ -304,7 +315,7 @@ static int encode_chunked(struct mz_state *st, const struct mt_event *events,
 	ib.src = NULL;
 	ib.size = 0;
 	ib.pos = 0;
-	return compress_step(st, st->cctx, ob, &ib, ZSTD_e_end);
+	return compress_step(st, cctx, ob, &ib, ZSTD_e_end);
 }
 
 /*
@@ -359,8 +370,13 @@ static int encode_stable(struct mz_state *st, const struct mt_event *events,
 	if (!started) {
 		/* as encode_chunked would (an empty batch has no continue:
 		 * that frame is empty with a content size of 0) */
+		ZSTD_CCtx *cctx = buffered_cctx(st);
+
+		if (!cctx) {
+			return -ENOMEM;
+		}
 		ib.size = len;
-		ret = len ? compress_step(st, st->cctx, ob, &ib,
+		ret = len ? compress_step(st, cctx, ob, &ib,
 					  ZSTD_e_continue) : 0;
 		if (ret < 0) {
 			return ret;
@@ -368,7 +384,7 @@ static int encode_stable(struct mz_state *st, const struct mt_event *events,
 		ib.src = NULL;
 		ib.size = 0;
 		ib.pos = 0;
-		return compress_step(st, st->cctx, ob, &ib, ZSTD_e_end);
+		return compress_step(st, cctx, ob, &ib, ZSTD_e_end);
 	}
 	/* no new input: the rest of the last block, and the epilogue */
 	ret = compress_step(st, st->scctx, ob, &ib, ZSTD_e_end);
@@ -416,14 +432,18 @@ static int mz_encode(void *state, const struct mt_event *events, size_t count,
 	ob.size = bound;
 	ob.pos = 0;
 	/* a previous encode() may have failed half-way */
-	ZSTD_CCtx_reset(st->cctx, ZSTD_reset_session_only);
-	if (st->scctx_stale) {
+	if (st->cctx) {
+		ZSTD_CCtx_reset(st->cctx, ZSTD_reset_session_only);
+	}
+	if (!st->stable_tried || st->scctx_stale) {
+		/* first frame, or the last one was abandoned */
 		ZSTD_freeCCtx(st->scctx);
 		st->scctx = NULL;
 		ret = stable_create(st);
 		if (ret < 0) {
 			return ret; /* tried again next time */
 		}
+		st->stable_tried = 1;
 		st->scctx_stale = 0;
 	}
 	if (st->scctx) {

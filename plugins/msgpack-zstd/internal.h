@@ -23,8 +23,11 @@
 struct mz_state {
 	const struct mt_host *host;
 	int level;
+	/* Both made on first use: each ZSTD_createCCtx() costs ~12 us in a
+	 * VM (zstd runs CPUID, which traps), and most states need one. */
 	ZSTD_CCtx *cctx;    /* buffered input: small batches, fallback */
 	ZSTD_CCtx *scctx;   /* ZSTD_c_stableInBuffer; NULL if unsupported */
+	int stable_tried;   /* stable_create() has run */
 	int scctx_stale;    /* scctx left mid-frame: replace it before use */
 	size_t raw_len;     /* msgpack bytes of the frame being encoded */
 	uint8_t *scratch;   /* fallback: msgpack of the chunk being compressed */
