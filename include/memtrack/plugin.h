@@ -251,9 +251,10 @@ struct mt_encoder_ops {
 /* ------------------------------------------------------------------ */
 
 /*
- * Threading: one thread calls write() in frame order (the host's writer;
- * for a trace of one frame, the thread that finishes it), then close().
- * A failed write leaves what was written before intact.
+ * Threading: one thread calls write() in frame order (the host's writer
+ * or, for a trace that ends before the writer is needed, the thread that
+ * finishes it), then close(). A failed write leaves what was written
+ * before intact.
  */
 struct mt_sink_ops {
 	uint32_t size;
