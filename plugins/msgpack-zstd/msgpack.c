@@ -99,6 +99,19 @@ static inline uint8_t *put_uint(uint8_t *p, uint64_t v)
 	return p + 1 + f->len;
 }
 
+/* put_uint() for values that are almost always 2^32 or more (timestamps
+ * in ns since boot, heap and mapping addresses): a branch that predicts,
+ * instead of the table. */
+static inline uint8_t *put_uint_wide(uint8_t *p, uint64_t v)
+{
+	if (__builtin_expect(v >> 32 != 0, 1)) {
+		p[0] = 0xcf;
+		store_be64(p + 1, v);
+		return p + 9;
+	}
+	return put_uint(p, v);
+}
+
 /* Smallest signed form, as rmp's write_sint: non-negative values use the
  * unsigned forms, negative ones negative fixint, int8, int16 or int32.
  * pids are non-negative in practice, so the branch predicts well. */
@@ -154,6 +167,11 @@ size_t mt_msgpack_pack(uint8_t *dst, size_t cap, const struct mt_event *events,
 	uint8_t *p = dst;
 	uint8_t *limit;
 	size_t i;
+	/* "pid" and "tid" with their values, as last written: threads
+	 * allocate in bursts, so most records repeat the previous pair */
+	uint8_t ids[32];
+	size_t ids_len = 0;
+	int32_t last_pid = 0, last_tid = 0;
 
 	if (cap < MT_MSGPACK_EVENT_MAX) {
 		*done = 0;
@@ -180,19 +198,29 @@ size_t mt_msgpack_pack(uint8_t *dst, size_t cap, const struct mt_event *events,
 		t = &kind_tails[ev->kind + MT_EV_KIND_COUNT * has_old];
 
 		p[0] = (uint8_t)(0x85 + t->has_size + has_old + has_stack);
-		memcpy(p + 1, pid_key, 8);
-		p = put_i32(p + 5, ev->pid);
-		memcpy(p, tid_key, 8);
-		p = put_i32(p + 4, ev->tid);
+		if (__builtin_expect(!ids_len || ev->pid != last_pid ||
+				     ev->tid != last_tid, 0)) {
+			uint8_t *r;
+
+			memcpy(ids, pid_key, 8);
+			r = put_i32(ids + 4, ev->pid);
+			memcpy(r, tid_key, 8);
+			r = put_i32(r + 4, ev->tid);
+			ids_len = (size_t)(r - ids);
+			last_pid = ev->pid;
+			last_tid = ev->tid;
+		}
+		memcpy(p + 1, ids, 32);
+		p += 1 + ids_len;
 		memcpy(p, ts_key, 16);
-		p = put_uint(p + 10, ev->timestamp);
+		p = put_uint_wide(p + 10, ev->timestamp);
 		memcpy(p, addr_key, 8);
-		p = put_uint(p + 5, ev->addr);
+		p = put_uint_wide(p + 5, ev->addr);
 		memcpy(p, t->bytes, sizeof(t->bytes));
 		p += t->len;
 		/* the optional parts are always written and kept or not:
 		 * cheaper than branching on kind and flags per event */
-		q = put_uint(p, ev->old_addr);
+		q = put_uint_wide(p, ev->old_addr);
 		memcpy(q, size_key, 8);
 		p = pick(p, q + 5, has_old);
 		q = put_uint(p, ev->size);
