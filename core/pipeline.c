@@ -28,10 +28,11 @@
  * sized to the fill; the first batches are small and double (first_fill())
  * so that workers start early and, with several, all have a share; and at
  * finish the producer works too, taking queued batches while a state is
- * idle, and writes the frames when the writer never started (it starts
- * with the first frame ready while the producer still produces, see
- * want_writer()); a trace that never handed a batch over is encoded and
- * written by the producer alone, without a thread.
+ * idle, and writes the frames when the writer never started (the thread
+ * that completes the first frame in order starts it, unless the producer
+ * has already finished, see complete_work()); a trace that never handed a
+ * batch over is encoded and written by the producer alone, without a
+ * thread.
  *
  * Why this cannot deadlock: workers wait for nothing but work and a state,
  * and a state is held only while encoding, which waits for nothing (the
@@ -39,8 +40,8 @@
  * writer, or the producer at finish) waits only for frame write_seq, which
  * is queued (workers take FIFO, so it is taken first), being encoded, or
  * done; the producer waits only for things that workers and the writer
- * release as they progress, and never for window space without a writer
- * running. No thread waits while holding something another thread needs,
+ * release as they progress (window space: whoever completes frame
+ * write_seq before the end starts the writer if it is not running). No thread waits while holding something another thread needs,
  * whatever N, Q, the batch size or the timing.
  *
  * Errors: the first failure is kept (set_error) and stops everything; the
@@ -109,7 +110,7 @@ struct mt_pipeline {
 	struct worker *workers;
 	void **states;     /* N encoder states */
 	pthread_t writer;
-	bool writer_started;
+	bool writer_started; /* set by whoever made it; read after joins */
 	bool threads_started;
 	bool sync_init;
 
@@ -137,6 +138,7 @@ struct mt_pipeline {
 	uint64_t next_seq;  /* next sequence number to hand out */
 	uint64_t write_seq; /* next sequence number to write */
 	bool eof;           /* no more submissions */
+	bool writer_on;     /* the writer runs or is being made */
 	bool stop;          /* failure or abort: drop everything */
 	int err;            /* first error, negative errno */
 	const char *err_who;
@@ -168,6 +170,8 @@ static int batch_reserve(struct batch *b, size_t events)
 	b->cap = events;
 	return 0;
 }
+
+static int start_threads(struct mt_pipeline *p, bool writer);
 
 static uint64_t now_ns(void)
 {
@@ -249,6 +253,16 @@ static int complete_work(struct mt_pipeline *p, struct work *item,
 	p->slots[item->seq % p->window].ready = true;
 	if (item->seq == p->write_seq) {
 		pthread_cond_signal(&p->writer_cond);
+		if (!p->writer_on && !p->eof) {
+			/* The first frame ready while events still come: the
+			 * writer starts, and frames go out as they are ready.
+			 * A trace that ends first (eof) has them written by
+			 * the producer at finish, with no writer thread. */
+			p->writer_on = true;
+			pthread_mutex_unlock(&p->lock);
+			start_threads(p, true);
+			pthread_mutex_lock(&p->lock);
+		}
 	}
 	return 0;
 }
@@ -396,25 +410,6 @@ static int start_threads(struct mt_pipeline *p, bool writer)
 }
 
 /*
- * The writer starts once there is something to write while the producer
- * is still producing: a frame ready in order, or a full window (which
- * only a write can empty). Until then frames wait; when the trace ends
- * first, the producer writes them at finish and no writer thread ever
- * runs. Called with the lock held; may drop it.
- */
-static void want_writer(struct mt_pipeline *p)
-{
-	if (p->writer_started || p->stop ||
-	    !(p->slots[p->write_seq % p->window].ready ||
-	      p->next_seq - p->write_seq >= p->window)) {
-		return;
-	}
-	pthread_mutex_unlock(&p->lock);
-	start_threads(p, true);
-	pthread_mutex_lock(&p->lock);
-}
-
-/*
  * Hands item to the workers under a new sequence number. With fresh, a
  * batch item also takes a free batch for the producer in the same step, so
  * the producer owns exactly one batch until the end. Starts the threads on
@@ -435,8 +430,6 @@ static int submit(struct mt_pipeline *p, struct work *item,
 		}
 	}
 	pthread_mutex_lock(&p->lock);
-	/* Before any wait: without a writer the window never empties. */
-	want_writer(p);
 	while (!p->stop &&
 	       (p->q_len == p->queue_cap ||
 		p->next_seq - p->write_seq >= p->window ||
@@ -533,6 +526,7 @@ static int flush_last(struct mt_pipeline *p)
 		item.seq = p->next_seq++;
 		rc = encode_work(p, p->states[0], &item, &frame, &ns);
 		pthread_mutex_lock(&p->lock);
+		p->eof = true;
 		rc = complete_work(p, &item, &frame, ns, rc);
 		if (rc == 0) {
 			rc = write_next(p);
@@ -561,9 +555,9 @@ static int flush_last(struct mt_pipeline *p)
 			break;
 		}
 	}
-	/* No writer thread: the producer is the writer (see want_writer()),
-	 * in order, as frames come. */
-	while (!p->writer_started && !p->stop &&
+	/* No writer thread: the producer is the writer (see
+	 * complete_work()), in order, as frames come. */
+	while (!p->writer_on && !p->stop &&
 	       p->write_seq != p->next_seq) {
 		if (!p->slots[p->write_seq % p->window].ready) {
 			pthread_cond_wait(&p->writer_cond, &p->lock);
@@ -699,7 +693,8 @@ int mt_pipeline_sync(struct mt_pipeline *p)
 	}
 	/* The writer broadcasts prod_cond after every frame it writes. */
 	pthread_mutex_lock(&p->lock);
-	if (!p->writer_started && p->write_seq != p->next_seq) {
+	if (!p->writer_on && p->write_seq != p->next_seq) {
+		p->writer_on = true;
 		pthread_mutex_unlock(&p->lock);
 		start_threads(p, true);
 		pthread_mutex_lock(&p->lock);

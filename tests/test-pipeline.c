@@ -660,6 +660,39 @@ START_TEST(test_short_trace)
 }
 END_TEST
 
+/*
+ * 1c. Frames reach the sink while the trace goes on, without a sync: the
+ * writer starts with the first frame ready, however long the producer
+ * then stays quiet.
+ */
+START_TEST(test_written_while_running)
+{
+	struct mt_pipeline_config cfg;
+	struct mt_pipeline *p = NULL;
+	struct tsink sink;
+	uint64_t frames;
+	int before, rc, i;
+
+	before = count_threads();
+	config_init(&cfg, &sink, 2, 100, 0);
+	ck_assert_int_eq(mt_pipeline_create(&cfg, &p), 0);
+	ck_assert_uint_eq(emit_range(p, 0, 250, &rc, NULL), 250);
+	ck_assert_int_eq(rc, 0);
+	/* two full batches handed over, the producer idle from here */
+	for (i = 0; i < 2000 && __atomic_load_n(&sink.writes,
+						__ATOMIC_SEQ_CST) < 2; i++) {
+		usleep(1000);
+	}
+	ck_assert_int_eq(__atomic_load_n(&sink.writes, __ATOMIC_SEQ_CST), 2);
+	ck_assert_int_eq(count_threads(), before + 3);
+	ck_assert_int_eq(mt_pipeline_finish(p), 0);
+	ck_assert_uint_eq(check_output(&sink, NULL, 0, &frames), 250);
+	ck_assert_uint_eq(frames, 3);
+	mt_pipeline_destroy(p);
+	free(sink.buf);
+}
+END_TEST
+
 /* 2. Output order is exact although workers finish out of order. */
 START_TEST(test_order_random_delays)
 {
@@ -1065,6 +1098,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_loop_test(tc, test_tail, 0,
 			    sizeof(tail_counts) / sizeof(tail_counts[0]));
 	tcase_add_test(tc, test_short_trace);
+	tcase_add_test(tc, test_written_while_running);
 	tcase_add_test(tc, test_order_random_delays);
 	tcase_add_test(tc, test_shapes);
 	tcase_add_test(tc, test_sink_failure);
