@@ -102,13 +102,47 @@ void ebpf_require_bpf(void)
 	exit(77);
 }
 
+const char *ebpf_builddir(void)
+{
+	const char *b = getenv("MT_BUILDDIR");
+
+	return b ? b : ".";
+}
+
 const char *ebpf_prog(const char *name)
 {
 	static char path[4096];
-	const char *b = getenv("MT_BUILDDIR");
 
-	snprintf(path, sizeof(path), "%s/tests/progs/%s", b ? b : ".", name);
+	snprintf(path, sizeof(path), "%s/tests/progs/%s", ebpf_builddir(),
+		 name);
 	return path;
+}
+
+int ebpf_memtrack_refuses(const char *opts, const char *message)
+{
+	char *cmd = NULL, buf[1024];
+	size_t len;
+	FILE *f;
+	int ok;
+
+	if (asprintf(&cmd, "%s/memtrack %s --sink file:/dev/null -- /bin/true 2>&1",
+		     ebpf_builddir(), opts) < 0) {
+		return 0;
+	}
+	f = popen(cmd, "r");
+	if (!f) {
+		fprintf(stderr, "%s: %s\n", cmd, strerror(errno));
+		free(cmd);
+		return 0;
+	}
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[len] = '\0';
+	ok = pclose(f) != 0 && strstr(buf, message) != NULL;
+	if (!ok) {
+		fprintf(stderr, "%s: %s\n", cmd, buf);
+	}
+	free(cmd);
+	return ok;
 }
 
 static char *slurp(int fd)
@@ -277,7 +311,6 @@ int ebpf_trace_run(const char *const *opts, const char *const *argv,
 int ebpf_trace_start(const char *source, const char *const *opts,
 		     const char *const *argv, struct ebpf_trace *t)
 {
-	const char *b = getenv("MT_BUILDDIR");
 	char memtrack[4096], sinkarg[64];
 	char outf[] = "/tmp/mt-ebpf-out-XXXXXX";
 	char errf[] = "/tmp/mt-ebpf-err-XXXXXX";
@@ -290,7 +323,7 @@ int ebpf_trace_start(const char *source, const char *const *opts,
 	t->ofd = t->efd = -1;
 	t->pid = -1;
 	snprintf(t->file, sizeof(t->file), "/tmp/mt-ebpf-test-XXXXXX");
-	snprintf(memtrack, sizeof(memtrack), "%s/memtrack", b ? b : ".");
+	snprintf(memtrack, sizeof(memtrack), "%s/memtrack", ebpf_builddir());
 	fd = mkstemp(t->file);
 	t->ofd = mkstemp(outf);
 	t->efd = mkstemp(errf);

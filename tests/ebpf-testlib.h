@@ -40,8 +40,15 @@ struct ebpf_trace {
  * MEMTRACK_REQUIRE_BPF=1. Call first in main(). */
 void ebpf_require_bpf(void);
 
+/* $MT_BUILDDIR, or "." when it is not set. */
+const char *ebpf_builddir(void);
+
 /* $MT_BUILDDIR/tests/progs/NAME, static storage. */
 const char *ebpf_prog(const char *name);
+
+/* Whether "memtrack OPTS --sink file:/dev/null -- /bin/true" exits non-zero
+ * and says message; prints the command and its output when not. */
+int ebpf_memtrack_refuses(const char *opts, const char *message);
 
 /* Run memtrack [opts...] --source ebpf --sink file:TMP -- argv...; both
  * lists NULL-terminated (opts may be NULL). Returns 0 or -1 (with a

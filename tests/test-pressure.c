@@ -452,39 +452,20 @@ START_TEST(test_tail)
 }
 END_TEST
 
-static int memtrack_fails(const char *opts, const char *message)
-{
-	const char *b = getenv("MT_BUILDDIR");
-	char *cmd = NULL, buf[1024];
-	size_t len;
-	FILE *f;
-	int ok = 0;
-
-	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack %s --sink file:/dev/null -- /bin/true 2>&1",
-				  b ? b : ".", opts), 0);
-	f = popen(cmd, "r");
-	ck_assert_ptr_nonnull(f);
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[len] = '\0';
-	ok = pclose(f) != 0 && strstr(buf, message);
-	if (!ok) {
-		fprintf(stderr, "%s: %s\n", cmd, buf);
-	}
-	free(cmd);
-	return ok;
-}
-
 START_TEST(test_bad_watermarks)
 {
-	ck_assert(memtrack_fails("--source ebpf:low-watermark=0.8",
-				 "low-watermark=0.8"));
-	ck_assert(memtrack_fails("--source ebpf:ring-size=256k,high-watermark=300k",
-				 "high-watermark=300k"));
-	ck_assert(memtrack_fails("--source ebpf:high-watermark=0", "high-watermark=0"));
-	ck_assert(memtrack_fails("--source ebpf:high-watermark=100%",
-				 "high-watermark=100%"));
-	ck_assert(memtrack_fails("--high-watermark 50% --low-watermark 60%",
-				 "low-watermark=60%"));
+	ck_assert(ebpf_memtrack_refuses("--source ebpf:low-watermark=0.8",
+					"low-watermark=0.8"));
+	ck_assert(ebpf_memtrack_refuses(
+		"--source ebpf:ring-size=256k,high-watermark=300k",
+		"high-watermark=300k"));
+	ck_assert(ebpf_memtrack_refuses("--source ebpf:high-watermark=0",
+					"high-watermark=0"));
+	ck_assert(ebpf_memtrack_refuses("--source ebpf:high-watermark=100%",
+					"high-watermark=100%"));
+	ck_assert(ebpf_memtrack_refuses(
+		"--high-watermark 50% --low-watermark 60%",
+		"low-watermark=60%"));
 }
 END_TEST
 
