@@ -191,6 +191,7 @@ static int mz_create(const struct mt_host *host, const char *args,
 		mz_destroy(st);
 		return ret;
 	}
+	st->scctx_stale = 1;
 	*state = st;
 	return 0;
 }
@@ -435,7 +436,7 @@ static int mz_encode(void *state, const struct mt_event *events, size_t count,
 	if (st->cctx) {
 		ZSTD_CCtx_reset(st->cctx, ZSTD_reset_session_only);
 	}
-	if (!st->stable_tried || st->scctx_stale) {
+	if (st->scctx_stale) {
 		/* first frame, or the last one was abandoned */
 		ZSTD_freeCCtx(st->scctx);
 		st->scctx = NULL;
@@ -443,7 +444,6 @@ static int mz_encode(void *state, const struct mt_event *events, size_t count,
 		if (ret < 0) {
 			return ret; /* tried again next time */
 		}
-		st->stable_tried = 1;
 		st->scctx_stale = 0;
 	}
 	if (st->scctx) {

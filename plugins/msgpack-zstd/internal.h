@@ -27,8 +27,8 @@ struct mz_state {
 	 * VM (zstd runs CPUID, which traps), and most states need one. */
 	ZSTD_CCtx *cctx;    /* buffered input: small batches, fallback */
 	ZSTD_CCtx *scctx;   /* ZSTD_c_stableInBuffer; NULL if unsupported */
-	int stable_tried;   /* stable_create() has run */
-	int scctx_stale;    /* scctx left mid-frame: replace it before use */
+	int scctx_stale;    /* scctx not made yet, or left mid-frame: (re)make
+			     * it before use */
 	size_t raw_len;     /* msgpack bytes of the frame being encoded */
 	uint8_t *scratch;   /* fallback: msgpack of the chunk being compressed */
 	size_t scratch_cap; /* bytes, including the writer's slack */
