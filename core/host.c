@@ -53,9 +53,7 @@ static void host_note(const struct mt_host *h, const char *what, int32_t pid,
 }
 
 static struct mt_host host = {
-	.size = sizeof(struct mt_host),
-	.abi_major = MT_ABI_MAJOR,
-	.abi_minor = MT_ABI_MINOR,
+	MT_OPS_HEADER(mt_host),
 	.log = host_log,
 	.decode = host_decode,
 	.note = host_note,

@@ -40,9 +40,7 @@ static void te_log(const struct mt_host *host, enum mt_log_level level,
 }
 
 const struct mt_host te_host = {
-	.size = sizeof(struct mt_host),
-	.abi_major = MT_ABI_MAJOR,
-	.abi_minor = MT_ABI_MINOR,
+	MT_OPS_HEADER(mt_host),
 	.log = te_log,
 	.log_level = MT_LOG_DEBUG,
 	.decode = NULL,

@@ -79,9 +79,7 @@ static void test_log(const struct mt_host *host, enum mt_log_level level,
 }
 
 static const struct mt_host test_host = {
-	.size = sizeof(struct mt_host),
-	.abi_major = MT_ABI_MAJOR,
-	.abi_minor = MT_ABI_MINOR,
+	MT_OPS_HEADER(mt_host),
 	.log = test_log,
 	.log_level = MT_LOG_WARN,
 };

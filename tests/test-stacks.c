@@ -180,9 +180,7 @@ static void quiet_log(const struct mt_host *host, enum mt_log_level level,
 }
 
 static const struct mt_host host = {
-	.size = sizeof(struct mt_host),
-	.abi_major = MT_ABI_MAJOR,
-	.abi_minor = MT_ABI_MINOR,
+	MT_OPS_HEADER(mt_host),
 	.log = quiet_log,
 	.log_level = MT_LOG_WARN,
 };

@@ -73,9 +73,7 @@ static const struct mt_encoder_ops jsonl_ops = {
 };
 
 static const struct mt_plugin_desc jsonl_desc = {
-	.size = sizeof(struct mt_plugin_desc),
-	.abi_major = MT_ABI_MAJOR,
-	.abi_minor = MT_ABI_MINOR,
+	MT_OPS_HEADER(mt_plugin_desc),
 	.kind = MT_PLUGIN_ENCODER,
 	.name = "jsonl",
 	.description = "example: JSON lines, one object per event",

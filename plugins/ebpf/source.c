@@ -1123,9 +1123,7 @@ static const struct mt_source_ops ebpf_ops = {
 };
 
 static const struct mt_plugin_desc ebpf_desc = {
-	.size = sizeof(struct mt_plugin_desc),
-	.abi_major = MT_ABI_MAJOR,
-	.abi_minor = MT_ABI_MINOR,
+	MT_OPS_HEADER(mt_plugin_desc),
 	.kind = MT_PLUGIN_SOURCE,
 	.name = "ebpf",
 	.description = "allocations of a process tree, traced with eBPF uprobes and tracepoints",

@@ -116,9 +116,7 @@ static const struct mt_sink_ops file_ops = {
 };
 
 static const struct mt_plugin_desc file_desc = {
-	.size = sizeof(struct mt_plugin_desc),
-	.abi_major = MT_ABI_MAJOR,
-	.abi_minor = MT_ABI_MINOR,
+	MT_OPS_HEADER(mt_plugin_desc),
 	.kind = MT_PLUGIN_SINK,
 	.name = "file",
 	.description = "writes frames in order to a file (file:PATH, - for stdout)",

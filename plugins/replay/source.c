@@ -357,9 +357,7 @@ static const struct mt_source_ops replay_ops = {
 };
 
 static const struct mt_plugin_desc replay_desc = {
-	.size = sizeof(struct mt_plugin_desc),
-	.abi_major = MT_ABI_MAJOR,
-	.abi_minor = MT_ABI_MINOR,
+	MT_OPS_HEADER(mt_plugin_desc),
 	.kind = MT_PLUGIN_SOURCE,
 	.name = "replay",
 	.description = "events from an artifact or JSON lines file (replay:FILE)",
