@@ -146,8 +146,7 @@ static int stable_create(struct mz_state *st)
 #ifdef ZSTD_c_stableInBuffer
 	size_t zr;
 
-	if (getenv("MEMTRACK_MSGPACK_ZSTD_NO_STABLE")) {
-		/* for tests and comparisons: force the buffered path */
+	if (st->no_stable) {
 		return 0;
 	}
 	st->scctx = ZSTD_createCCtx();
@@ -192,6 +191,9 @@ static int mz_create(const struct mt_host *host, const char *args,
 		return ret;
 	}
 	st->scctx_stale = 1;
+	/* for tests and comparisons: the buffered path whatever zstd has
+	 * (read now: the contexts are made later) */
+	st->no_stable = getenv("MEMTRACK_MSGPACK_ZSTD_NO_STABLE") != NULL;
 	*state = st;
 	return 0;
 }

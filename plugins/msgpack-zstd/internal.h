@@ -29,6 +29,7 @@ struct mz_state {
 	ZSTD_CCtx *scctx;   /* ZSTD_c_stableInBuffer; NULL if unsupported */
 	int scctx_stale;    /* scctx not made yet, or left mid-frame: (re)make
 			     * it before use */
+	int no_stable;      /* MEMTRACK_MSGPACK_ZSTD_NO_STABLE at create */
 	size_t raw_len;     /* msgpack bytes of the frame being encoded */
 	uint8_t *scratch;   /* fallback: msgpack of the chunk being compressed */
 	size_t scratch_cap; /* bytes, including the writer's slack */
