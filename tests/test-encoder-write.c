@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-encoder-write FILE N - write the first N events of the deterministic
- * sequence with the msgpack-zstd plugin, in frames of 1000 events with a
- * skippable frame after the first one, for an independent reader
- * (test-python-decode.py) to check.
+ * sequence with the msgpack-zstd plugin, for an independent reader
+ * (test-python-decode.py) to check: frames of 1000 events, a skippable
+ * frame after the first one, and from event 5000 on one batch, which the
+ * encoder cuts into several zstd frames when it holds more than ~768 KiB
+ * of msgpack (N = 25000 does).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -15,6 +17,7 @@
 #include "test-encoder-util.h"
 
 #define FRAME_EVENTS 1000
+#define SMALL_FRAMES 5
 
 static int write_frame(FILE *f, const struct mt_encoder_ops *ops,
 		       struct mt_frame *frame)
@@ -56,7 +59,10 @@ int main(int argc, char **argv)
 		te_deterministic_event(i, &events[i]);
 	}
 	while (done < n) {
-		size_t cnt = n - done < FRAME_EVENTS ? n - done : FRAME_EVENTS;
+		size_t cnt = n - done < FRAME_EVENTS ||
+					     done >= SMALL_FRAMES * FRAME_EVENTS ?
+				     n - done :
+				     FRAME_EVENTS;
 
 		if (ops->encode(state, events + done, cnt, &frame) < 0 ||
 		    write_frame(f, ops, &frame) < 0) {

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+/* ZSTD_getCParams(): the window the encoder cuts its frames by */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "msgpack.h"
@@ -1379,6 +1381,98 @@ START_TEST(test_stable_matches_buffered)
 }
 END_TEST
 
+/*
+ * A batch of more msgpack than a window and a half is cut into zstd frames
+ * of about that much, each ending at an event boundary, so that the
+ * encoder's input buffer stays in cache (encoder.c). The buffered path and
+ * a level whose window holds the whole batch keep one frame.
+ */
+static void check_split(void *state, const char *what, size_t split,
+			const struct mt_event *ev, size_t n, size_t want_min,
+			size_t want_max)
+{
+	struct buf b = encode_all(state, ev, n);
+	size_t cap = n * MT_MSGPACK_EVENT_MAX, off = 0, at = 0, nframes = 0;
+	uint8_t *raw = malloc(cap);
+	uint8_t rec[MT_MSGPACK_EVENT_MAX];
+
+	ck_assert_ptr_nonnull(raw);
+	assert_frame_holds(&b, ev, n);
+	while (off < b.len) {
+		size_t fl = ZSTD_findFrameCompressedSize(b.data + off,
+							 b.len - off);
+		size_t rl, sum = 0, done;
+
+		ck_assert_msg(!ZSTD_isError(fl), "%s", ZSTD_getErrorName(fl));
+		rl = ZSTD_decompress(raw, cap, b.data + off, fl);
+		ck_assert_msg(!ZSTD_isError(rl), "%s", ZSTD_getErrorName(rl));
+		/* whole records: the frame ends where an event does */
+		while (sum < rl && at < n) {
+			sum += mt_msgpack_pack(rec, sizeof(rec), &ev[at++], 1,
+					       &done);
+		}
+		ck_assert_msg(sum == rl,
+			      "%s: zstd frame %zu (%zu bytes) ends inside event %zu",
+			      what, nframes, rl, at - 1);
+		off += fl;
+		nframes++;
+		/* all but the last: from the split to one more chunk */
+		if (off < b.len) {
+			ck_assert_msg(rl >= split && rl < split + ZSTD_BLOCKSIZE_MAX,
+				      "%s: zstd frame %zu holds %zu bytes (split at %zu)",
+				      what, nframes - 1, rl, split);
+		}
+	}
+	ck_assert_uint_eq(at, n);
+	ck_assert_msg(nframes >= want_min && nframes <= want_max,
+		      "%s: %zu zstd frames, want %zu..%zu", what, nframes,
+		      want_min, want_max);
+	free(raw);
+	free(b.data);
+}
+
+START_TEST(test_large_batch_split)
+{
+	size_t n = 65536, i, total = 0, done, split1, split3, split9;
+	struct mt_event *ev = calloc(n, sizeof(*ev));
+	uint8_t rec[MT_MSGPACK_EVENT_MAX];
+	void *one = new_state(NULL), *three = new_state("level=3");
+	void *nine = new_state("level=9");
+	void *buffered = new_buffered_state(NULL);
+
+	ck_assert_ptr_nonnull(ev);
+	for (i = 0; i < n; i++) {
+		random_event(&ev[i]);
+		total += mt_msgpack_pack(rec, sizeof(rec), &ev[i], 1, &done);
+	}
+	split1 = (size_t)3 << (ZSTD_getCParams(1, 0, 0).windowLog - 1);
+	split3 = (size_t)3 << (ZSTD_getCParams(3, 0, 0).windowLog - 1);
+	split9 = (size_t)3 << (ZSTD_getCParams(9, 0, 0).windowLog - 1);
+	ck_assert_uint_eq(split1, 768 * 1024);
+	/* the test's own premises */
+	ck_assert_uint_gt(total, 4 * split1);
+	ck_assert_uint_gt(total, split3);
+	ck_assert_uint_lt(total, 2 * split3);
+	ck_assert_uint_lt(total, split9);
+#ifdef ZSTD_c_stableInBuffer
+	check_split(one, "level 1", split1, ev, n,
+		    total / (split1 + ZSTD_BLOCKSIZE_MAX) + 1,
+		    total / split1 + 1);
+	check_split(three, "level 3", split3, ev, n, 2, 2);
+#else
+	check_split(one, "level 1", SIZE_MAX / 4, ev, n, 1, 1);
+	check_split(three, "level 3", SIZE_MAX / 4, ev, n, 1, 1);
+#endif
+	check_split(nine, "level 9", SIZE_MAX / 4, ev, n, 1, 1);
+	check_split(buffered, "buffered", SIZE_MAX / 4, ev, n, 1, 1);
+	free(ev);
+	ops->destroy(one);
+	ops->destroy(three);
+	ops->destroy(nine);
+	ops->destroy(buffered);
+}
+END_TEST
+
 /* A batch refused after zstd has started on it leaves a usable state. */
 START_TEST(test_bad_kind_after_blocks)
 {
@@ -1803,6 +1897,7 @@ static Suite *encoder_suite(void)
 	tcase_add_test(tc, test_record_across_frames);
 	tcase_add_test(tc, test_callback_stops);
 	tcase_add_test(tc, test_stable_matches_buffered);
+	tcase_add_test(tc, test_large_batch_split);
 	tcase_add_test(tc, test_bad_kind_after_blocks);
 	tcase_add_test(tc, test_fast_matches_generic);
 	tcase_add_test(tc, test_decode_mixed_layouts);

@@ -30,6 +30,8 @@ struct mz_state {
 	int scctx_stale;    /* scctx not made yet, or left mid-frame: (re)make
 			     * it before use */
 	int no_stable;      /* MEMTRACK_MSGPACK_ZSTD_NO_STABLE at create */
+	size_t split;       /* stable path: msgpack bytes after which a zstd
+			     * frame ends (at the next event boundary) */
 	size_t raw_len;     /* msgpack bytes of the frame being encoded */
 	uint8_t *scratch;   /* fallback: msgpack of the chunk being compressed */
 	size_t scratch_cap; /* bytes, including the writer's slack */
