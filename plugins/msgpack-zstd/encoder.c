@@ -142,50 +142,10 @@ static void mz_destroy(void *state)
 		return;
 	}
 	ZSTD_freeCCtx(st->cctx);
-	ZSTD_freeCCtx(st->scctx);
 	free(st->scratch);
 	free(st->batch);
 	free(st->out);
 	free(st);
-}
-
-/*
- * The stable-input context, when this libzstd has the (experimental)
- * parameter and accepts it: st->scctx stays NULL otherwise, and encode()
- * takes the buffered path. Only allocation failures are errors.
- */
-static int stable_create(struct mz_state *st)
-{
-#ifdef ZSTD_c_stableInBuffer
-	size_t zr;
-
-	if (st->no_stable) {
-		return 0;
-	}
-	st->scctx = ZSTD_createCCtx();
-	if (!st->scctx) {
-		return -ENOMEM;
-	}
-	zr = ZSTD_CCtx_setParameter(st->scctx, ZSTD_c_compressionLevel,
-				    st->level);
-	if (!ZSTD_isError(zr)) {
-		zr = ZSTD_CCtx_setParameter(st->scctx, ZSTD_c_stableInBuffer,
-					    1);
-	}
-	if (ZSTD_isError(zr)) {
-		mz_log(st, MT_LOG_DEBUG,
-		       "zstd refuses stable input (%s): buffered streaming",
-		       ZSTD_getErrorName(zr));
-		ZSTD_freeCCtx(st->scctx);
-		st->scctx = NULL;
-		return 0;
-	}
-	/* a window and a half: see the top of the file */
-	st->split = (size_t)3 << (ZSTD_getCParams(st->level, 0, 0).windowLog - 1);
-#else
-	(void)st;
-#endif
-	return 0;
 }
 
 static int mz_create(const struct mt_host *host, const char *args,
@@ -199,29 +159,41 @@ static int mz_create(const struct mt_host *host, const char *args,
 		return -ENOMEM;
 	}
 	st->host = host;
-	/* the level is checked against zstd's range here; the contexts
-	 * come with the first frame that needs them */
+	/* the level is checked against zstd's range here; the context
+	 * comes with the first frame */
 	ret = parse_args(st, args);
 	if (ret < 0) {
 		mz_destroy(st);
 		return ret;
 	}
-	st->scctx_stale = 1;
-	/* for tests and comparisons: the buffered path whatever zstd has
-	 * (read now: the contexts are made later) */
-	st->no_stable = getenv("MEMTRACK_MSGPACK_ZSTD_NO_STABLE") != NULL;
+#ifdef ZSTD_c_stableInBuffer
+	/* for tests and comparisons, the environment can ask for the
+	 * buffered path whatever zstd has (read now, not when the context
+	 * is made) */
+	st->stable_ok = getenv("MEMTRACK_MSGPACK_ZSTD_NO_STABLE") == NULL;
+#endif
+	/* a window and a half: see the top of the file */
+	st->split = (size_t)3
+		    << (ZSTD_getCParams(st->level, 0, 0).windowLog - 1);
 	*state = st;
 	return 0;
 }
 
-/* The buffered context, made on first use; NULL after logging why not. */
-static ZSTD_CCtx *buffered_cctx(struct mz_state *st)
+/*
+ * The state's one zstd context, made on first use (ZSTD_createCCtx() costs
+ * ~12 us in a VM: zstd runs CPUID, which traps) and again after a frame
+ * was abandoned half-way. NULL after logging why not.
+ */
+static ZSTD_CCtx *get_cctx(struct mz_state *st)
 {
 	size_t zr;
 
-	if (st->cctx) {
+	if (st->cctx && !st->cctx_stale) {
 		return st->cctx;
 	}
+	ZSTD_freeCCtx(st->cctx);
+	st->in_stable = 0;
+	st->cctx_stale = 0;
 	st->cctx = ZSTD_createCCtx();
 	if (!st->cctx) {
 		mz_log(st, MT_LOG_ERROR, "cannot make a zstd context: %s",
@@ -237,6 +209,37 @@ static ZSTD_CCtx *buffered_cctx(struct mz_state *st)
 		st->cctx = NULL;
 	}
 	return st->cctx;
+}
+
+/*
+ * Between two frames, switch the context to stable input (which zstd
+ * reads in place) or back to buffered input (which it copies into its
+ * window). One context does both: a second one cost another CPUID trap
+ * and ~1 MiB of workspace per state, for the small frames alone. Returns
+ * 0, or -1 when this libzstd refuses stable input: st->stable_ok is then
+ * cleared, for good.
+ */
+static int input_mode(struct mz_state *st, int stable)
+{
+#ifdef ZSTD_c_stableInBuffer
+	size_t zr;
+
+	if (st->in_stable == stable) {
+		return 0;
+	}
+	zr = ZSTD_CCtx_setParameter(st->cctx, ZSTD_c_stableInBuffer, stable);
+	if (ZSTD_isError(zr)) {
+		mz_log(st, MT_LOG_DEBUG,
+		       "zstd refuses stable input (%s): buffered streaming",
+		       ZSTD_getErrorName(zr));
+		st->stable_ok = 0;
+		return -1;
+	}
+	st->in_stable = stable;
+	return 0;
+#else
+	return stable ? -1 : 0;
+#endif
 }
 
 /* Run one zstd step to completion: all input consumed (continue) or the
@@ -297,14 +300,12 @@ static int bad_kind(struct mz_state *st, const struct mt_event *events,
 static int encode_chunked(struct mz_state *st, const struct mt_event *events,
 			  size_t count, ZSTD_outBuffer *ob)
 {
-	ZSTD_CCtx *cctx = buffered_cctx(st);
+	ZSTD_CCtx *cctx = st->cctx;
 	ZSTD_inBuffer ib;
 	size_t i = 0, n, done;
 	int ret;
 
-	if (!cctx) {
-		return -ENOMEM;
-	}
+	input_mode(st, 0);
 	if (!st->scratch) {
 		/* first use */
 		st->scratch = malloc(MZ_CHUNK + MT_MSGPACK_EVENT_MAX);
@@ -385,19 +386,19 @@ static int encode_stable(struct mz_state *st, const struct mt_event *events,
 		}
 		started = used = 1;
 		ib.size = len;
-		ret = compress_step(st, st->scctx, ob, &ib, ZSTD_e_continue);
+		ret = compress_step(st, st->cctx, ob, &ib, ZSTD_e_continue);
 		if (ret < 0) {
 			goto fail;
 		}
 		if (len >= st->split && i < count) {
 			/* this frame is done: the next starts over at the
 			 * top of the buffer, which is still in cache */
-			ret = compress_step(st, st->scctx, ob, &ib,
+			ret = compress_step(st, st->cctx, ob, &ib,
 					    ZSTD_e_end);
 			if (ret < 0) {
 				goto fail;
 			}
-			ZSTD_CCtx_reset(st->scctx, ZSTD_reset_session_only);
+			ZSTD_CCtx_reset(st->cctx, ZSTD_reset_session_only);
 			ended = 1;
 			started = 0;
 			len = 0;
@@ -414,13 +415,9 @@ static int encode_stable(struct mz_state *st, const struct mt_event *events,
 	} else if (!started) {
 		/* as encode_chunked would (an empty batch has no continue:
 		 * that frame is empty with a content size of 0) */
-		ZSTD_CCtx *cctx = buffered_cctx(st);
-
-		if (!cctx) {
-			return -ENOMEM;
-		}
+		input_mode(st, 0);
 		ib.size = len;
-		ret = len ? compress_step(st, cctx, ob, &ib,
+		ret = len ? compress_step(st, st->cctx, ob, &ib,
 					  ZSTD_e_continue) : 0;
 		if (ret < 0) {
 			return ret;
@@ -428,10 +425,10 @@ static int encode_stable(struct mz_state *st, const struct mt_event *events,
 		ib.src = NULL;
 		ib.size = 0;
 		ib.pos = 0;
-		return compress_step(st, cctx, ob, &ib, ZSTD_e_end);
+		return compress_step(st, st->cctx, ob, &ib, ZSTD_e_end);
 	}
 	/* no new input: the rest of the last block, and the epilogue */
-	ret = compress_step(st, st->scctx, ob, &ib, ZSTD_e_end);
+	ret = compress_step(st, st->cctx, ob, &ib, ZSTD_e_end);
 fail:
 	/*
 	 * zstd 1.5.4's ZSTD_CCtx_reset() leaves a stable-input stream's
@@ -440,7 +437,7 @@ fail:
 	 * context is the sure way; failures are rare.
 	 */
 	if (ret < 0 && used) {
-		st->scctx_stale = 1;
+		st->cctx_stale = 1;
 	}
 	return ret;
 }
@@ -475,22 +472,13 @@ static int mz_encode(void *state, const struct mt_event *events, size_t count,
 	ob.dst = st->out;
 	ob.size = bound;
 	ob.pos = 0;
-	/* a previous encode() may have failed half-way */
-	if (st->cctx) {
-		ZSTD_CCtx_reset(st->cctx, ZSTD_reset_session_only);
+	if (!get_cctx(st)) {
+		return -ENOMEM; /* tried again next time */
 	}
-	if (st->scctx_stale) {
-		/* first frame, or the last one was abandoned */
-		ZSTD_freeCCtx(st->scctx);
-		st->scctx = NULL;
-		ret = stable_create(st);
-		if (ret < 0) {
-			return ret; /* tried again next time */
-		}
-		st->scctx_stale = 0;
-	}
-	if (st->scctx) {
-		ZSTD_CCtx_reset(st->scctx, ZSTD_reset_session_only);
+	/* a previous encode() may have failed half-way (buffered input;
+	 * a stable frame left half-way made the context stale) */
+	ZSTD_CCtx_reset(st->cctx, ZSTD_reset_session_only);
+	if (st->stable_ok && input_mode(st, 1) == 0) {
 		ret = encode_stable(st, events, count, &ob);
 	} else {
 		ret = encode_chunked(st, events, count, &ob);

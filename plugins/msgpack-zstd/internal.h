@@ -23,13 +23,13 @@
 struct mz_state {
 	const struct mt_host *host;
 	int level;
-	/* Both made on first use: each ZSTD_createCCtx() costs ~12 us in a
-	 * VM (zstd runs CPUID, which traps), and most states need one. */
-	ZSTD_CCtx *cctx;    /* buffered input: small batches, fallback */
-	ZSTD_CCtx *scctx;   /* ZSTD_c_stableInBuffer; NULL if unsupported */
-	int scctx_stale;    /* scctx not made yet, or left mid-frame: (re)make
-			     * it before use */
-	int no_stable;      /* MEMTRACK_MSGPACK_ZSTD_NO_STABLE at create */
+	ZSTD_CCtx *cctx;    /* made on first use (encoder.c: get_cctx()) */
+	int cctx_stale;     /* left mid-frame with stable input: remake it */
+	int in_stable;      /* cctx takes stable input (ZSTD_c_stableInBuffer)
+			     * now, else buffered */
+	int stable_ok;      /* stable input for large batches: this libzstd
+			     * has it and MEMTRACK_MSGPACK_ZSTD_NO_STABLE was
+			     * not set at create */
 	size_t split;       /* stable path: msgpack bytes after which a zstd
 			     * frame ends (at the next event boundary) */
 	size_t raw_len;     /* msgpack bytes of the frame being encoded */
