@@ -1373,6 +1373,17 @@ START_TEST(test_stable_matches_buffered)
 			free(b3.data);
 		}
 	}
+	{
+		/* back to a small batch after the large ones: the state's
+		 * context goes back to buffered input, same bytes */
+		struct buf a = encode_all(stable, ev, 126);
+		struct buf b = encode_all(buffered, ev, 126);
+
+		ck_assert_msg(a.len == b.len && !memcmp(a.data, b.data, a.len),
+			      "126 events after large batches: frame differs");
+		free(a.data);
+		free(b.data);
+	}
 	free(ev);
 	ops->destroy(stable);
 	ops->destroy(buffered);
