@@ -654,6 +654,9 @@ START_TEST(test_short_trace)
 	ck_assert_int_eq(ctr.states_used, 2);
 	mt_pipeline_destroy(p);
 	ck_assert_int_eq(ctr.states_alive, 0);
+	/* finish() lets idle threads leave by themselves; destroy() has
+	 * reaped them all */
+	ck_assert_int_eq(count_threads(), before);
 	free(sink.buf);
 }
 END_TEST
@@ -687,6 +690,7 @@ START_TEST(test_written_while_running)
 	ck_assert_uint_eq(check_output(&sink, NULL, 0, &frames), 250);
 	ck_assert_uint_eq(frames, 3);
 	mt_pipeline_destroy(p);
+	ck_assert_int_eq(count_threads(), before);
 	free(sink.buf);
 }
 END_TEST
@@ -998,6 +1002,7 @@ START_TEST(test_bounded_memory)
 	ck_assert_int_le(ctr.frames_max, (int)window);
 	ck_assert_int_le(ctr.naddrs, (int)nbatches);
 	mt_pipeline_destroy(p);
+	ck_assert_int_eq(count_threads(), before);
 	free(sink.buf);
 }
 END_TEST
