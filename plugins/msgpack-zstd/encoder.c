@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * encoder.c - the msgpack-zstd encoder plugin: events -> MessagePack maps ->
- * one zstd frame per batch, byte-compatible with the CodSpeed memtrack
- * artifact format (tests/fixtures/codspeed-format/README.md).
+ * one zstd frame per batch (several for a large one, see below),
+ * byte-compatible with the CodSpeed memtrack artifact format
+ * (tests/fixtures/codspeed-format/README.md).
  *
  * Args: NULL, "" or "level=N" (zstd level, negative allowed, default 1).
  *
@@ -40,7 +41,8 @@
  * stream does the same once a whole block (ZSTD_BLOCKSIZE_MAX) is there, but
  * a frame smaller than that would be started by the e_end, with the content
  * size: such batches (the 126-event golden frame among them) go through the
- * buffered stream. From one zstd window up (512 KiB at level 1) the two
+ * buffered stream (the same context, switched to buffered input between
+ * frames: input_mode()). From one zstd window up (512 KiB at level 1) the two
  * streams may pick different matches, so the compressed bytes of a large
  * frame can differ from the reference writer's; its msgpack bytes never do.
  */
