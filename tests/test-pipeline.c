@@ -523,28 +523,47 @@ static int end_capture(char *first, size_t cap)
 	return n;
 }
 
+static void add_frame(char *buf, size_t cap, size_t *len, uint64_t events)
+{
+	*len += (size_t)snprintf(buf + *len, cap - *len, "%sE%llu",
+				 *len ? " " : "", (unsigned long long)events);
+	ck_assert_uint_lt(*len, cap);
+}
+
 /*
  * The frame sizes pipeline.c documents for n events in default batches of
  * 65536: with 2 workers or more the first batches are 1024, 2048, ...,
- * 32768 events, then 65536; with one worker 16384, 32768, then 65536.
+ * 32768 events, then 65536; with one worker 16384, 32768, then 65536. A
+ * batch is handed over when the next event comes, so the last one is
+ * never empty; with several workers, once batches went to them, it is cut
+ * into up to 2 x workers equal slices of at least 1024 events.
  * Writes them as check_output() describes frames ("E1024 E2048 ...") and
  * returns their number.
  */
 static uint64_t expected_frames(uint64_t n, unsigned int workers, char *buf,
 				size_t cap)
 {
-	uint64_t fill = workers > 1 ? 1024 : 16384, frames = 0, take;
+	uint64_t fill = workers > 1 ? 1024 : 16384, frames = 0, slices, per;
 	size_t len = 0;
 
 	buf[0] = '\0';
-	while (n) {
-		take = n < fill ? n : fill;
-		len += (size_t)snprintf(buf + len, cap - len, "%sE%llu",
-					len ? " " : "",
-					(unsigned long long)take);
-		ck_assert_uint_lt(len, cap);
-		n -= take;
+	while (n > fill) {
+		add_frame(buf, cap, &len, fill);
+		n -= fill;
 		fill = fill * 2 < 65536 ? fill * 2 : 65536;
+		frames++;
+	}
+	if (!n) {
+		return frames;
+	}
+	slices = workers > 1 && frames ? 2 * (uint64_t)workers : 1;
+	if (slices > n / 1024) {
+		slices = n / 1024 ? n / 1024 : 1;
+	}
+	per = (n + slices - 1) / slices;
+	while (n) {
+		add_frame(buf, cap, &len, n < per ? n : per);
+		n -= n < per ? n : per;
 		frames++;
 	}
 	return frames;
@@ -610,8 +629,9 @@ END_TEST
  * 1b. What a short trace costs: a trace that fits in the first batch is
  * encoded and written by the producer, with no thread started; buffers are
  * made as batches are needed; the first batches ramp up, and with two
- * workers 100,000 events are 7 frames, encoded by both and, as the trace
- * ends before any is ready, written by the producer.
+ * workers 100,000 events are 6 frames and the last batch in 4 slices,
+ * encoded by both and, as the trace ends before any is ready, written by
+ * the producer.
  */
 START_TEST(test_short_trace)
 {
@@ -664,8 +684,8 @@ START_TEST(test_short_trace)
 	ck_assert_int_eq(mt_pipeline_finish(p), 0);
 	ck_assert_uint_eq(check_output(&sink, trace, sizeof(trace), &frames),
 			  100000);
-	ck_assert_str_eq(trace,
-			 "E1024 E2048 E4096 E8192 E16384 E32768 E35488");
+	ck_assert_str_eq(trace, "E1024 E2048 E4096 E8192 E16384 E32768 "
+				"E8872 E8872 E8872 E8872");
 	ck_assert_int_eq(ctr.states_used, 2);
 	mt_pipeline_destroy(p);
 	ck_assert_int_eq(ctr.states_alive, 0);
