@@ -16,10 +16,14 @@
  *   floor xN   the floor cut in N pieces compressed by N threads at once:
  *              what this machine's cores can give in parallel at best;
  *   pack       the encoder's msgpack serializer alone, 64 KiB at a time;
- *   stream     compression as the encoder does it (a streaming frame per
- *              batch, 64 KiB steps) over the packed bytes, no allocation;
+ *   stream     zstd's buffered streaming (a frame per batch, 64 KiB
+ *              steps) over the packed bytes, no allocation: the encoder's
+ *              fallback where zstd lacks stable input, and what that
+ *              input saves (the encoder reads its own buffer in place
+ *              and ends a zstd frame every ~768 KiB, see encoder.c);
  *   encode     the plugin's encode() called directly on batches, one
- *              thread, no pipeline (pack + stream + its frame allocation).
+ *              thread, no pipeline (pack + compression + its frame
+ *              allocation).
  *
  * The events are synthetic but shaped like a real heap trace (see gen_*):
  * what zstd finds to compress depends on that, so uniform random values
@@ -600,9 +604,10 @@ static int run_pack(struct bench_ctx *c, struct sample *out)
 	return 0;
 }
 
-/* Compression the way encode() drives zstd: per batch a session reset,
- * 64 KiB steps with ZSTD_e_continue, then ZSTD_e_end; but over bytes
- * packed beforehand and into one preallocated buffer. */
+/* Buffered streaming, the way encode() drives zstd without stable input:
+ * per batch a session reset, 64 KiB steps with ZSTD_e_continue, then
+ * ZSTD_e_end; but over bytes packed beforehand and into one preallocated
+ * buffer. */
 static int run_stream(struct bench_ctx *c, struct sample *out)
 {
 	ZSTD_outBuffer ob = { c->zdst, c->zcap, 0 };
