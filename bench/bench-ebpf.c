@@ -10,10 +10,14 @@
  *     any uprobe-based tracer pays;
  *   - under `memtrack --source ebpf` writing a real recording.
  * Alternating spreads machine noise over both; medians are compared.
+ * memtrack's watchdog closes its probes after memtrack has exited, which
+ * takes a while (one RCU grace period per probe): each floor round waits
+ * for it, or its workload would pay memtrack's traps too.
  * Goal: memtrack <= 1.15 x the floor.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -60,6 +64,48 @@ static unsigned long long run(char *const argv[])
 		return 0;
 	}
 	return ns;
+}
+
+/* Whether a memtrack watchdog is alive (a zombie has closed its probes):
+ * /proc/PID/stat reads "PID (COMM) STATE ...". */
+static int watchdog_alive(void)
+{
+	char path[300], buf[128];
+	struct dirent *de;
+	int alive = 0;
+	DIR *d = opendir("/proc");
+	FILE *f;
+
+	while (d && !alive && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9') {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f) {
+			continue; /* gone */
+		}
+		if (fgets(buf, sizeof(buf), f)) {
+			const char *c = strstr(buf, " (memtrack-wdog) ");
+
+			alive = c && c[17] != 'Z';
+		}
+		fclose(f);
+	}
+	if (d) {
+		closedir(d);
+	}
+	return alive;
+}
+
+/* Up to 30 s, as bench/wait-watchdogs.sh. */
+static void wait_watchdogs(void)
+{
+	int i;
+
+	for (i = 0; i < 300 && watchdog_alive(); i++) {
+		usleep(100000);
+	}
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -141,6 +187,7 @@ int main(int argc, char **argv)
 		char *margv[] = { mt, "-q", "--source", "ebpf", "--sink", sink,
 				  "--", work, npairs, NULL };
 
+		wait_watchdogs();
 		links[0] = attach(skel->progs.null_enter, "malloc", 0);
 		links[1] = attach(skel->progs.null_exit, "malloc", 1);
 		links[2] = attach(skel->progs.null_enter, "free", 0);

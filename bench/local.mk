@@ -11,10 +11,13 @@ bench_bench_write_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) \
 bench_bench_write_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 bench_bench_write_LDADD = core/libmtcore.la $(ZSTD_LIBS) $(PTHREAD_LIBS)
 CLEANFILES += $(EXTRA_PROGRAMS)
-EXTRA_DIST += bench/bench-replay.sh
+EXTRA_DIST += bench/bench-replay.sh bench/wait-watchdogs.sh
 
+# The eBPF benchmarks run first (prerequisites): wait until their memtrack
+# watchdogs have closed the probes, or every malloc of bench-write traps.
 .PHONY: bench
 bench: bench/bench-write$(EXEEXT) memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
+	$(SHELL) $(srcdir)/bench/wait-watchdogs.sh
 	MEMTRACK_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs' \
 		bench/bench-write$(EXEEXT)
 	MEMTRACK_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs' \
