@@ -352,7 +352,7 @@ static int encode_stable(struct mz_state *st, const struct mt_event *events,
 {
 	ZSTD_inBuffer ib;
 	size_t i = 0, len = 0, n, done, cap, want;
-	int ret, started = 0, used = 0, ended = 0;
+	int ret, started = 0, ended = 0;
 
 	/* every event fits whatever the others took: no regrowing (zstd
 	 * holds on to the buffer's address until the frame ends); a frame
@@ -386,7 +386,7 @@ static int encode_stable(struct mz_state *st, const struct mt_event *events,
 		if (len < ZSTD_BLOCKSIZE_MAX) {
 			continue;
 		}
-		started = used = 1;
+		started = 1;
 		ib.size = len;
 		ret = compress_step(st, st->cctx, ob, &ib, ZSTD_e_continue);
 		if (ret < 0) {
@@ -413,7 +413,6 @@ static int encode_stable(struct mz_state *st, const struct mt_event *events,
 		 * pass, with its content size (the reference writer has no
 		 * such frame: nothing to match byte for byte) */
 		ib.size = len;
-		used = 1;
 	} else if (!started) {
 		/* as encode_chunked would (an empty batch has no continue:
 		 * that frame is empty with a content size of 0) */
@@ -438,7 +437,7 @@ fail:
 	 * make the next one read through stale offsets (it crashes). A new
 	 * context is the sure way; failures are rare.
 	 */
-	if (ret < 0 && used) {
+	if (ret < 0 && (started || ended)) {
 		st->cctx_stale = 1;
 	}
 	return ret;
