@@ -718,6 +718,15 @@ static int drop_pending(struct mt_pipeline *p)
 	return 0;
 }
 
+/* Called with the lock held: until every frame handed over is written
+ * (the writer broadcasts prod_cond after each) or the pipeline stops. */
+static void wait_written(struct mt_pipeline *p)
+{
+	while (!p->stop && p->write_seq != p->next_seq) {
+		pthread_cond_wait(&p->prod_cond, &p->lock);
+	}
+}
+
 int mt_pipeline_sync(struct mt_pipeline *p)
 {
 	int rc = flush_current(p);
@@ -728,7 +737,6 @@ int mt_pipeline_sync(struct mt_pipeline *p)
 		}
 		return rc;
 	}
-	/* The writer broadcasts prod_cond after every frame it writes. */
 	pthread_mutex_lock(&p->lock);
 	if (!p->writer_on && p->write_seq != p->next_seq) {
 		p->writer_on = true;
@@ -736,9 +744,7 @@ int mt_pipeline_sync(struct mt_pipeline *p)
 		start_threads(p, true);
 		pthread_mutex_lock(&p->lock);
 	}
-	while (!p->stop && p->write_seq != p->next_seq) {
-		pthread_cond_wait(&p->prod_cond, &p->lock);
-	}
+	wait_written(p);
 	rc = p->err;
 	pthread_mutex_unlock(&p->lock);
 	return rc;
@@ -763,9 +769,7 @@ int mt_pipeline_finish(struct mt_pipeline *p)
 	 * with 2 workers). After a failure they are stopped and joined now.
 	 */
 	pthread_mutex_lock(&p->lock);
-	while (!p->stop && p->write_seq != p->next_seq) {
-		pthread_cond_wait(&p->prod_cond, &p->lock);
-	}
+	wait_written(p);
 	rc = p->stop;
 	pthread_mutex_unlock(&p->lock);
 	if (rc) {
