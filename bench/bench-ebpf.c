@@ -17,7 +17,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -66,46 +65,14 @@ static unsigned long long run(char *const argv[])
 	return ns;
 }
 
-/* Whether a memtrack watchdog is alive (a zombie has closed its probes):
- * /proc/PID/stat reads "PID (COMM) STATE ...". */
-static int watchdog_alive(void)
-{
-	char path[300], buf[128];
-	struct dirent *de;
-	int alive = 0;
-	DIR *d = opendir("/proc");
-	FILE *f;
-
-	while (d && !alive && (de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9') {
-			continue;
-		}
-		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-		f = fopen(path, "r");
-		if (!f) {
-			continue; /* gone */
-		}
-		if (fgets(buf, sizeof(buf), f)) {
-			const char *c = strstr(buf, " (memtrack-wdog) ");
-
-			alive = c && c[17] != 'Z';
-		}
-		fclose(f);
-	}
-	if (d) {
-		closedir(d);
-	}
-	return alive;
-}
-
-/* Up to 30 s, as bench/wait-watchdogs.sh. */
+/* bench/wait-watchdogs.sh: until no memtrack watchdog is alive (it prints
+ * nothing on stdout, so run() returns 0). */
 static void wait_watchdogs(void)
 {
-	int i;
+	char sh[] = "/bin/sh", script[] = MT_WAIT_WATCHDOGS;
+	char *argv[] = { sh, script, NULL };
 
-	for (i = 0; i < 300 && watchdog_alive(); i++) {
-		usleep(100000);
-	}
+	run(argv);
 }
 
 static int cmp_u64(const void *a, const void *b)

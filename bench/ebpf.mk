@@ -6,7 +6,8 @@ if ENABLE_EBPF
 EXTRA_PROGRAMS += bench/bench-ebpf bench/bench-ebpf-work
 bench_bench_ebpf_SOURCES = bench/bench-ebpf.c
 nodist_bench_bench_ebpf_SOURCES = bpf/null.skel.h
-bench_bench_ebpf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/bpf
+bench_bench_ebpf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/bpf \
+	-DMT_WAIT_WATCHDOGS='"$(abs_top_srcdir)/bench/wait-watchdogs.sh"'
 bench_bench_ebpf_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 bench_bench_ebpf_LDADD = $(LIBBPF_LIBS)
 bench_bench_ebpf_work_SOURCES = bench/bench-ebpf-work.c
