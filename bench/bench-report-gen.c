@@ -31,8 +31,8 @@
 
 #include <memtrack/plugin.h>
 
-#include "core/host.h"
-#include "core/plugin.h"
+#include "host/host.h"
+#include "host/plugin.h"
 
 #define NPROC 4
 #define NTHREAD 4

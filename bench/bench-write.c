@@ -51,9 +51,9 @@
 
 #include <memtrack/plugin.h>
 
-#include "core/host.h"
-#include "core/pipeline.h"
-#include "core/plugin.h"
+#include "host/host.h"
+#include "host/pipeline.h"
+#include "host/plugin.h"
 #include "msgpack.h"
 
 #define ENCODER_NAME "msgpack-zstd"

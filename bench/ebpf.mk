@@ -1,12 +1,22 @@
 # bench/ebpf: the eBPF source against the floor of do-nothing probes
 # ('make bench-ebpf', also part of 'make bench'; needs root).
-EXTRA_DIST += bench/bench-ebpf.c bench/bench-ebpf-work.c
+EXTRA_DIST += bench/bench-ebpf.c bench/bench-ebpf-work.c bench/null.bpf.c
 
 if ENABLE_EBPF
+# do-nothing BPF programs, the floor bench-ebpf measures against (built by
+# 'make bench' only); vmlinux.h is the eBPF plugin's
+bench/null.bpf.o: bench/null.bpf.c plugins/ebpf/vmlinux.h
+	$(AM_V_CC)$(MKDIR_P) bench && \
+	$(CLANG) $(BPF_CFLAGS) -c $(srcdir)/bench/null.bpf.c -o $@
+
+bench/null.skel.h: bench/null.bpf.o
+	$(AM_V_GEN)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+CLEANFILES += bench/null.bpf.o bench/null.skel.h
+
 EXTRA_PROGRAMS += bench/bench-ebpf bench/bench-ebpf-work
 bench_bench_ebpf_SOURCES = bench/bench-ebpf.c
-nodist_bench_bench_ebpf_SOURCES = bpf/null.skel.h
-bench_bench_ebpf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/bpf \
+nodist_bench_bench_ebpf_SOURCES = bench/null.skel.h
+bench_bench_ebpf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/bench \
 	-DMT_WAIT_WATCHDOGS='"$(abs_top_srcdir)/bench/wait-watchdogs.sh"'
 bench_bench_ebpf_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 bench_bench_ebpf_LDADD = $(LIBBPF_LIBS)
@@ -15,7 +25,7 @@ bench_bench_ebpf_work_CFLAGS = -O2 -fno-builtin
 CLEANFILES += bench/bench-ebpf bench/bench-ebpf-work
 
 # the skeleton is generated: make it exist before the first compile
-bench/bench_ebpf-bench-ebpf.$(OBJEXT): bpf/null.skel.h
+bench/bench_ebpf-bench-ebpf.$(OBJEXT): bench/null.skel.h
 
 bench-ebpf: bench/bench-ebpf$(EXEEXT) bench/bench-ebpf-work$(EXEEXT) \
 		memtrack$(EXEEXT) $(plugin_LTLIBRARIES)

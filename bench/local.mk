@@ -9,7 +9,7 @@ bench_bench_write_SOURCES = bench/bench-write.c \
 bench_bench_write_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) \
 	-I$(top_srcdir)/plugins/msgpack-zstd
 bench_bench_write_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
-bench_bench_write_LDADD = core/libmtcore.la $(ZSTD_LIBS) $(PTHREAD_LIBS)
+bench_bench_write_LDADD = host/libmthost.la $(ZSTD_LIBS) $(PTHREAD_LIBS)
 CLEANFILES += $(EXTRA_PROGRAMS)
 EXTRA_DIST += bench/bench-replay.sh bench/wait-watchdogs.sh
 

@@ -4,7 +4,7 @@
 EXTRA_PROGRAMS += bench/bench-report-gen
 bench_bench_report_gen_SOURCES = bench/bench-report-gen.c
 bench_bench_report_gen_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
-bench_bench_report_gen_LDADD = core/libmtcore.la
+bench_bench_report_gen_LDADD = host/libmthost.la
 EXTRA_DIST += bench/bench-report.sh
 
 .PHONY: bench-report

@@ -14,7 +14,7 @@ EXTRA_DIST += tests/run-test.sh
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 TEST_LIBS = $(CHECK_LIBS)
 
-include tests/core.mk
+include tests/host.mk
 include tests/encoder.mk
 include tests/pipeline.mk
 include tests/ebpf.mk

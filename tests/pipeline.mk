@@ -4,5 +4,5 @@ check_PROGRAMS += tests/test-pipeline
 TESTS += tests/test-pipeline
 tests_test_pipeline_SOURCES = tests/test-pipeline.c
 tests_test_pipeline_CFLAGS = $(TEST_CFLAGS)
-tests_test_pipeline_LDADD = core/libmtcore.la $(TEST_LIBS)
+tests_test_pipeline_LDADD = host/libmthost.la $(TEST_LIBS)
 endif

@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/pipeline.h"
+#include "host/log.h"
+#include "host/pipeline.h"
 
 #define TAG_EVENTS 1
 #define TAG_META 2
@@ -59,7 +59,7 @@ static void reset_counters(void)
 
 /* ------------------------------------------------------------------ */
 /* Host services for the test plugins: messages go to stderr, where the   */
-/* error tests count them next to the pipeline's own (core/log.c).        */
+/* error tests count them next to the pipeline's own (host/log.c).        */
 /* ------------------------------------------------------------------ */
 
 static void test_log(const struct mt_host *host, enum mt_log_level level,

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/plugin.h"
+#include "../host/plugin.h"
 
 static char fixtures[PATH_MAX];
 static char plugins[PATH_MAX];

@@ -1,20 +1,52 @@
-# plugins/ebpf: the eBPF source (see bpf/ for the BPF side).
-EXTRA_DIST += plugins/ebpf/ebpf.h
+# plugins/ebpf: the eBPF source, laid out as libbpf-tools do: the BPF
+# program (memtrack.bpf.c), the header it shares with user space
+# (memtrack.h), the user-space .c files, and x86/vmlinux.h for kernels
+# without BTF. The BPF program becomes a libbpf skeleton
+# (plugins/ebpf/memtrack.skel.h, in the build tree) that the plugin includes.
+EXTRA_DIST += plugins/ebpf/README.md plugins/ebpf/memtrack.bpf.c \
+	plugins/ebpf/memtrack.h plugins/ebpf/x86/vmlinux.h \
+	plugins/ebpf/ebpf.h
 
 if ENABLE_EBPF
+BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 \
+	-I$(top_builddir)/plugins/ebpf -I$(top_srcdir)/plugins/ebpf \
+	-I$(top_srcdir)/include
+
+# vmlinux.h: the running kernel's types when it has BTF, else the copy
+# checked in (CO-RE relocates either at load time).
+plugins/ebpf/vmlinux.h:
+	$(AM_V_GEN)$(MKDIR_P) plugins/ebpf && \
+	if test -r /sys/kernel/btf/vmlinux; then \
+		$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp; \
+	else \
+		cp $(srcdir)/plugins/ebpf/x86/vmlinux.h $@.tmp; \
+	fi && mv $@.tmp $@
+
+plugins/ebpf/memtrack.bpf.o: plugins/ebpf/memtrack.bpf.c \
+		plugins/ebpf/memtrack.h plugins/ebpf/vmlinux.h \
+		include/memtrack/event.h
+	$(AM_V_CC)$(MKDIR_P) plugins/ebpf && \
+	$(CLANG) $(BPF_CFLAGS) -c $(srcdir)/plugins/ebpf/memtrack.bpf.c -o $@
+
+plugins/ebpf/memtrack.skel.h: plugins/ebpf/memtrack.bpf.o
+	$(AM_V_GEN)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+BUILT_SOURCES += plugins/ebpf/memtrack.skel.h
+CLEANFILES += plugins/ebpf/vmlinux.h plugins/ebpf/memtrack.bpf.o \
+	plugins/ebpf/memtrack.skel.h
+
 plugin_LTLIBRARIES += plugins/source-ebpf.la
 plugins_source_ebpf_la_SOURCES = plugins/ebpf/source.c plugins/ebpf/attach.c \
-	core/elf-build-id.c core/elf-build-id.h \
 	plugins/ebpf/watchdog.c plugins/ebpf/stacks.c plugins/ebpf/ebpf.h
-nodist_plugins_source_ebpf_la_SOURCES = bpf/memtrack.skel.h
+nodist_plugins_source_ebpf_la_SOURCES = plugins/ebpf/memtrack.skel.h
 # the skeleton is generated: the plugin's objects wait for it even when
 # the plugin is the only goal (BUILT_SOURCES covers 'all' and 'check')
-$(plugins_source_ebpf_la_OBJECTS): bpf/memtrack.skel.h
-plugins_source_ebpf_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/bpf \
-	-I$(top_srcdir)/bpf
+$(plugins_source_ebpf_la_OBJECTS): plugins/ebpf/memtrack.skel.h
+plugins_source_ebpf_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_builddir)/plugins/ebpf
 plugins_source_ebpf_la_CFLAGS = $(MT_MODULE_CFLAGS) $(LIBBPF_CFLAGS) \
-	-I$(top_srcdir)/core \
 	$(LIBELF_CFLAGS)
 plugins_source_ebpf_la_LDFLAGS = $(MT_MODULE_FLAGS)
-plugins_source_ebpf_la_LIBADD = $(LIBBPF_LIBS) $(LIBELF_LIBS)
+plugins_source_ebpf_la_LIBADD = common/libmtcommon.la $(LIBBPF_LIBS) \
+	$(LIBELF_LIBS)
 endif

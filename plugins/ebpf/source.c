@@ -2,7 +2,7 @@
 /*
  * plugins/ebpf/source.c - the "ebpf" source: allocation events of a command
  * and every process it forks, recorded by the BPF programs of
- * bpf/memtrack.bpf.c.
+ * memtrack.bpf.c.
  *
  * create() checks privileges and kernel support, loads the programs;
  * start() tracks the held root and attaches the tracepoints. Allocator

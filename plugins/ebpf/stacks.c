@@ -9,7 +9,7 @@
  * `stacks` ring, mappings when BPF stops a process at exec or at an
  * executable mmap, forks from the `ctl` ring) and written by
  * ebpf_meta_flush() from read() and drain(), before the events. The
- * payloads are described in bpf/README.md; integers are little-endian
+ * payloads are described in README.md; integers are little-endian
  * (this is x86), every payload starts with a tag, a version, a record
  * count and a checksum of the records, so that a reader can tell a
  * damaged one.
@@ -206,7 +206,7 @@ static const struct ebpf_bid *build_id_get(struct ebpf_state *st,
 
 /* Record types of an MTKM payload */
 #define MAPS_EXEC 1 /* u32 pid: its earlier mappings are gone */
-#define MAPS_MAP 2  /* a mapping of pid (see bpf/README.md) */
+#define MAPS_MAP 2  /* a mapping of pid (see plugins/ebpf/README.md) */
 #define MAPS_FORK 3 /* u32 child, u32 parent: the child has its mappings */
 
 static int maps_put_pid(struct ebpf_state *st, uint8_t type, uint32_t a,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bpf/memtrack.h - shared between the BPF programs (memtrack.bpf.c) and the
+ * plugins/ebpf/memtrack.h - shared between the BPF programs (memtrack.bpf.c) and the
  * user-space source plugin (plugins/ebpf/). Fixed-width types, explicit
  * padding: both sides see the same layout.
  */

@@ -26,7 +26,7 @@ check_PROGRAMS += tests/test-plugin-loader
 TESTS += tests/test-plugin-loader
 tests_test_plugin_loader_SOURCES = tests/test-plugin-loader.c
 tests_test_plugin_loader_CFLAGS = $(TEST_CFLAGS)
-tests_test_plugin_loader_LDADD = core/libmtcore.la $(TEST_LIBS)
+tests_test_plugin_loader_LDADD = host/libmthost.la $(TEST_LIBS)
 endif
 
 TESTS += tests/test-cli.sh

@@ -2,7 +2,7 @@
 /*
  * Offline symbolization of the call stacks of a recording: the stack table
  * ("MTKT") and the processes' executable mappings ("MTKM") come from its
- * metadata frames (see bpf/README.md); names from the files' ELF symbol
+ * metadata frames (see plugins/ebpf/README.md); names from the files' ELF symbol
  * tables, on this machine, when the report is made.
  */
 #ifndef MT_CORE_SYMBOLIZE_H

@@ -1,0 +1,8 @@
+# common: the little that the host, the report and the plugins share (ELF
+# build-ids and symbol tables, a growable array). A convenience library with
+# no dependency on host/ or report/, so a plugin can link it.
+noinst_LTLIBRARIES += common/libmtcommon.la
+common_libmtcommon_la_SOURCES = \
+	common/elf-build-id.c common/elf-build-id.h
+common_libmtcommon_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
+common_libmtcommon_la_LIBADD = $(LIBELF_LIBS)

@@ -1,0 +1,18 @@
+# host: the recorder. A convenience library (so tests link the same code)
+# and the memtrack program, whose main() also dispatches to report/.
+noinst_LTLIBRARIES += host/libmthost.la
+host_libmthost_la_SOURCES = \
+	host/log.c host/log.h \
+	host/host.c host/host.h \
+	host/plugin.c host/plugin.h \
+	host/pipeline.c host/pipeline.h \
+	host/spawn.c host/spawn.h \
+	host/control.c host/control.h \
+	host/run.c host/run.h \
+	host/stats.c host/stats.h
+host_libmthost_la_LIBADD = $(PTHREAD_LIBS) -ldl
+
+bin_PROGRAMS += memtrack
+memtrack_SOURCES = host/main.c
+memtrack_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/report
+memtrack_LDADD = report/libmtreport.la host/libmthost.la

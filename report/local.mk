@@ -1,0 +1,16 @@
+# report: the offline analysis ('memtrack report', 'dump', '--diff'), a
+# library of its own over the host's plugin services (it decodes files
+# through the encoder plugin).
+noinst_LTLIBRARIES += report/libmtreport.la
+report_libmtreport_la_SOURCES = \
+	report/dump.c report/dump.h \
+	report/report.c report/report.h \
+	report/report-analyze.h report/report-map.h report/report-model.h \
+	report/report-run.c report/report-text.c report/report-json.c \
+	report/report-flame.c report/report-svg.c report/report-html.c \
+	report/report-diff.c report/report-pipe.c \
+	report/symbolize.c report/symbolize.h
+report_libmtreport_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host
+report_libmtreport_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
+report_libmtreport_la_LIBADD = common/libmtcommon.la host/libmthost.la \
+	$(LIBELF_LIBS)
