@@ -4,8 +4,8 @@
  * the eBPF source plugin, which records build-ids, compiles the same file
  * as the host, which checks them when it symbolizes.
  */
-#ifndef MT_CORE_ELF_BUILD_ID_H
-#define MT_CORE_ELF_BUILD_ID_H
+#ifndef MT_COMMON_ELF_BUILD_ID_H
+#define MT_COMMON_ELF_BUILD_ID_H
 
 #include <stddef.h>
 
@@ -15,4 +15,4 @@
  * (0: the file has none). */
 size_t mt_elf_build_id(Elf *elf, unsigned char *out, size_t max);
 
-#endif /* MT_CORE_ELF_BUILD_ID_H */
+#endif /* MT_COMMON_ELF_BUILD_ID_H */

@@ -3,6 +3,8 @@
 # no dependency on host/ or report/, so a plugin can link it.
 noinst_LTLIBRARIES += common/libmtcommon.la
 common_libmtcommon_la_SOURCES = \
-	common/elf-build-id.c common/elf-build-id.h
+	common/array.c common/array.h \
+	common/elf-build-id.c common/elf-build-id.h \
+	common/elf-symbols.c common/elf-symbols.h
 common_libmtcommon_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
 common_libmtcommon_la_LIBADD = $(LIBELF_LIBS)

@@ -11,8 +11,8 @@
  * Served from the poller thread between source reads, so a request is
  * taken up within one chunk's time however busy the source is.
  */
-#ifndef MT_CORE_CONTROL_H
-#define MT_CORE_CONTROL_H
+#ifndef MT_HOST_CONTROL_H
+#define MT_HOST_CONTROL_H
 
 #include <poll.h>
 
@@ -40,4 +40,4 @@ void mt_control_serve(struct mt_control *c,
 
 void mt_control_close(struct mt_control *c);
 
-#endif /* MT_CORE_CONTROL_H */
+#endif /* MT_HOST_CONTROL_H */

@@ -2,8 +2,8 @@
 /*
  * The services the host hands to every plugin (struct mt_host).
  */
-#ifndef MT_CORE_HOST_H
-#define MT_CORE_HOST_H
+#ifndef MT_HOST_HOST_H
+#define MT_HOST_HOST_H
 
 #include <memtrack/plugin.h>
 
@@ -24,4 +24,4 @@ void mt_host_cleanup(void);
 
 #define MT_DEFAULT_ENCODER "msgpack-zstd"
 
-#endif /* MT_CORE_HOST_H */
+#endif /* MT_HOST_HOST_H */

@@ -3,8 +3,8 @@
  * Logging for the host and, through mt_host.log, for plugins.
  * Messages go to stderr as "memtrack: [plugin: ]message". Thread-safe.
  */
-#ifndef MT_CORE_LOG_H
-#define MT_CORE_LOG_H
+#ifndef MT_HOST_LOG_H
+#define MT_HOST_LOG_H
 
 #include <memtrack/plugin.h>
 
@@ -22,4 +22,4 @@ void mt_log(enum mt_log_level level, const char *fmt, ...) MT_PRINTF(2, 3);
 void mt_vlog_plugin(enum mt_log_level level, const char *plugin,
 		    const char *fmt, va_list ap);
 
-#endif /* MT_CORE_LOG_H */
+#endif /* MT_HOST_LOG_H */

@@ -16,8 +16,8 @@
  * Threading: mt_pipeline_emitter(), mt_pipeline_meta(), mt_pipeline_sync()
  * and mt_pipeline_finish() are called from one producer thread.
  */
-#ifndef MT_CORE_PIPELINE_H
-#define MT_CORE_PIPELINE_H
+#ifndef MT_HOST_PIPELINE_H
+#define MT_HOST_PIPELINE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -82,4 +82,4 @@ void mt_pipeline_destroy(struct mt_pipeline *p);
 
 void mt_pipeline_get_stats(struct mt_pipeline *p, struct mt_pipeline_stats *s);
 
-#endif /* MT_CORE_PIPELINE_H */
+#endif /* MT_HOST_PIPELINE_H */

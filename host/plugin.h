@@ -11,8 +11,8 @@
  * The ops are copied into host-sized structs, zero-filled past the plugin's
  * own size, so fields a plugin does not know read as "not supported".
  */
-#ifndef MT_CORE_PLUGIN_H
-#define MT_CORE_PLUGIN_H
+#ifndef MT_HOST_PLUGIN_H
+#define MT_HOST_PLUGIN_H
 
 #include <memtrack/plugin.h>
 
@@ -49,4 +49,4 @@ typedef void (*mt_plugin_visit_fn)(const char *path,
 				   void *ctx);
 int mt_plugin_foreach(mt_plugin_visit_fn fn, void *ctx);
 
-#endif /* MT_CORE_PLUGIN_H */
+#endif /* MT_HOST_PLUGIN_H */

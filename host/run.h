@@ -5,8 +5,8 @@
  * process of the tree has exited (or the source is exhausted), drain, and
  * finish the file.
  */
-#ifndef MT_CORE_RUN_H
-#define MT_CORE_RUN_H
+#ifndef MT_HOST_RUN_H
+#define MT_HOST_RUN_H
 
 #include <stddef.h>
 
@@ -30,4 +30,4 @@ struct mt_run_opts {
  * killed), 1 when memtrack itself failed, 0 for a clean command-less run. */
 int mt_run(const struct mt_run_opts *opts);
 
-#endif /* MT_CORE_RUN_H */
+#endif /* MT_HOST_RUN_H */

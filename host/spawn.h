@@ -8,8 +8,8 @@
  * The held child does not allocate: everything it needs is prepared by the
  * parent before fork.
  */
-#ifndef MT_CORE_SPAWN_H
-#define MT_CORE_SPAWN_H
+#ifndef MT_HOST_SPAWN_H
+#define MT_HOST_SPAWN_H
 
 #include <signal.h>
 #include <sys/types.h>
@@ -33,4 +33,4 @@ int mt_spawn_release(struct mt_spawn *sp, const char *cmd);
 /* Abort a held child: kill and reap it. */
 void mt_spawn_abort(struct mt_spawn *sp);
 
-#endif /* MT_CORE_SPAWN_H */
+#endif /* MT_HOST_SPAWN_H */

@@ -11,8 +11,8 @@
  *
  * Threading: everything runs on the poller thread.
  */
-#ifndef MT_CORE_STATS_H
-#define MT_CORE_STATS_H
+#ifndef MT_HOST_STATS_H
+#define MT_HOST_STATS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -56,4 +56,4 @@ uint64_t mt_now_ns(void);
 /* The tag of the run summary's metadata frame (JSON follows). */
 #define MT_META_STATS "MTKS"
 
-#endif /* MT_CORE_STATS_H */
+#endif /* MT_HOST_STATS_H */

@@ -3,8 +3,8 @@
  * The analysis of 'memtrack report' (report.c) as the front end
  * (report-run.c) drives it: begin, feed decoded events, finish, free.
  */
-#ifndef MT_CORE_REPORT_ANALYZE_H
-#define MT_CORE_REPORT_ANALYZE_H
+#ifndef MT_REPORT_REPORT_ANALYZE_H
+#define MT_REPORT_REPORT_ANALYZE_H
 
 #include <stddef.h>
 
@@ -33,4 +33,4 @@ void mt_rep_free(struct mt_rep_state *st);
  * the decoder's result, or the analysis's error when it failed first. */
 int mt_rep_decode(struct mt_rep_state *st, int fd, const char *name);
 
-#endif /* MT_CORE_REPORT_ANALYZE_H */
+#endif /* MT_REPORT_REPORT_ANALYZE_H */

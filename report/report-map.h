@@ -9,13 +9,14 @@
  *
  * Both are open addressing with linear probing, grown at 3/4 load.
  */
-#ifndef MT_CORE_REPORT_MAP_H
-#define MT_CORE_REPORT_MAP_H
+#ifndef MT_REPORT_MAP_H
+#define MT_REPORT_MAP_H
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static inline uint64_t mt_map_hash(uint64_t h)
 {
@@ -23,6 +24,41 @@ static inline uint64_t mt_map_hash(uint64_t h)
 	h *= 0xff51afd7ed558ccdULL;
 	h ^= h >> 33;
 	return h;
+}
+
+/*
+ * The one growth of both maps: a table twice as large (first slots of
+ * size bytes for the first one, a power of two) holding the occupied slots
+ * of slots, whose mask is *mask. full() says whether a slot is occupied,
+ * hash() where it wants to be. Returns the new table and frees the old one
+ * (updating *mask), or returns NULL and leaves both as they were.
+ */
+static inline void *mt_map_grow(void *slots, size_t *mask, size_t first,
+				size_t size, bool (*full)(const void *slot),
+				uint64_t (*hash)(const void *slot))
+{
+	size_t old_cap = slots ? *mask + 1 : 0;
+	size_t cap = old_cap ? old_cap * 2 : first, i, j;
+	char *grown = calloc(cap, size);
+
+	if (!grown) {
+		return NULL;
+	}
+	for (i = 0; i < old_cap; i++) {
+		const char *s = (const char *)slots + i * size;
+
+		if (!full(s)) {
+			continue;
+		}
+		j = hash(s) & (cap - 1);
+		while (full(grown + j * size)) {
+			j = (j + 1) & (cap - 1);
+		}
+		memcpy(grown + j * size, s, size);
+	}
+	free(slots);
+	*mask = cap - 1;
+	return grown;
 }
 
 struct mt_live_slot {
@@ -39,35 +75,40 @@ struct mt_live_map {
 	size_t used;
 };
 
+static inline uint64_t mt_live_hash(int32_t pid, uint64_t addr)
+{
+	return mt_map_hash(addr ^ ((uint64_t)(uint32_t)pid << 47));
+}
+
 static inline size_t mt_live_home(const struct mt_live_map *m, int32_t pid,
 				  uint64_t addr)
 {
-	return mt_map_hash(addr ^ ((uint64_t)(uint32_t)pid << 47)) & m->mask;
+	return mt_live_hash(pid, addr) & m->mask;
+}
+
+static inline bool mt_live_slot_full(const void *slot)
+{
+	return ((const struct mt_live_slot *)slot)->addr != 0;
+}
+
+static inline uint64_t mt_live_slot_hash(const void *slot)
+{
+	const struct mt_live_slot *s = slot;
+
+	return mt_live_hash(s->pid, s->addr);
 }
 
 static inline int mt_live_grow(struct mt_live_map *m)
 {
-	size_t cap = m->slots ? (m->mask + 1) * 2 : 4096, i;
-	size_t old_cap = m->slots ? m->mask + 1 : 0;
-	struct mt_live_slot *old = m->slots;
+	struct mt_live_slot *slots = mt_map_grow(m->slots, &m->mask, 4096,
+						 sizeof(*slots),
+						 mt_live_slot_full,
+						 mt_live_slot_hash);
 
-	m->slots = calloc(cap, sizeof(*m->slots));
-	if (!m->slots) {
-		m->slots = old;
+	if (!slots) {
 		return -ENOMEM;
 	}
-	m->mask = cap - 1;
-	for (i = 0; i < old_cap; i++) {
-		if (old[i].addr) {
-			size_t j = mt_live_home(m, old[i].pid, old[i].addr);
-
-			while (m->slots[j].addr) {
-				j = (j + 1) & m->mask;
-			}
-			m->slots[j] = old[i];
-		}
-	}
-	free(old);
+	m->slots = slots;
 	return 0;
 }
 
@@ -124,6 +165,16 @@ struct mt_idx_map {
 	size_t used;
 };
 
+static inline bool mt_idx_slot_full(const void *slot)
+{
+	return ((const struct mt_idx_slot *)slot)->idx1 != 0;
+}
+
+static inline uint64_t mt_idx_slot_hash(const void *slot)
+{
+	return mt_map_hash(((const struct mt_idx_slot *)slot)->key);
+}
+
 /* Index of key, or -1 when absent. */
 static inline int64_t mt_idx_get(const struct mt_idx_map *m, uint64_t key)
 {
@@ -147,26 +198,14 @@ static inline int mt_idx_put(struct mt_idx_map *m, uint64_t key, uint32_t idx)
 	size_t j;
 
 	if (!m->slots || m->used * 4 >= (m->mask + 1) * 3) {
-		size_t cap = m->slots ? (m->mask + 1) * 2 : 256, i;
-		size_t old_cap = m->slots ? m->mask + 1 : 0;
-		struct mt_idx_slot *old = m->slots;
+		struct mt_idx_slot *slots;
 
-		m->slots = calloc(cap, sizeof(*m->slots));
-		if (!m->slots) {
-			m->slots = old;
+		slots = mt_map_grow(m->slots, &m->mask, 256, sizeof(*slots),
+				    mt_idx_slot_full, mt_idx_slot_hash);
+		if (!slots) {
 			return -ENOMEM;
 		}
-		m->mask = cap - 1;
-		for (i = 0; i < old_cap; i++) {
-			if (old[i].idx1) {
-				j = mt_map_hash(old[i].key) & m->mask;
-				while (m->slots[j].idx1) {
-					j = (j + 1) & m->mask;
-				}
-				m->slots[j] = old[i];
-			}
-		}
-		free(old);
+		m->slots = slots;
 	}
 	j = mt_map_hash(key) & m->mask;
 	while (m->slots[j].idx1) {
@@ -178,4 +217,4 @@ static inline int mt_idx_put(struct mt_idx_map *m, uint64_t key, uint32_t idx)
 	return 0;
 }
 
-#endif /* MT_CORE_REPORT_MAP_H */
+#endif /* MT_REPORT_MAP_H */

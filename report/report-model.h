@@ -10,8 +10,8 @@
  * everything downstream (top lists, collapsed, flamegraph, diff) only sees
  * sites and their frames.
  */
-#ifndef MT_CORE_REPORT_MODEL_H
-#define MT_CORE_REPORT_MODEL_H
+#ifndef MT_REPORT_REPORT_MODEL_H
+#define MT_REPORT_REPORT_MODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -173,4 +173,4 @@ int mt_rep_flame(const struct mt_rep *r, const struct mt_report_opts *o,
 uint64_t mt_rep_site_weight(const struct mt_rep_site *s,
 			    const struct mt_report_opts *o);
 
-#endif /* MT_CORE_REPORT_MODEL_H */
+#endif /* MT_REPORT_REPORT_MODEL_H */

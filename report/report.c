@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "report-analyze.h"
 #include "report-map.h"
 #include "report-model.h"
@@ -54,18 +55,6 @@ struct mt_rep_state {
 	struct thread *cur_thread;
 	int err;
 };
-
-static void *grow(void *arr, size_t *cap, size_t elem)
-{
-	size_t ncap = *cap ? *cap * 2 : 64;
-	void *p = realloc(arr, ncap * elem);
-
-	if (p) {
-		memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
-		*cap = ncap;
-	}
-	return p;
-}
 
 unsigned int mt_rep_class(uint64_t size)
 {
@@ -357,14 +346,15 @@ static struct mt_rep_proc *get_proc(struct mt_rep_state *st, int32_t pid)
 			size_t cap = st->procs_cap;
 			uint32_t *cs;
 
-			p = grow(r->procs, &st->procs_cap, sizeof(*p));
+			p = mt_array_grow(r->procs, &st->procs_cap,
+					  r->nprocs + 1, sizeof(*p));
 			if (!p) {
 				st->err = -ENOMEM;
 				return NULL;
 			}
 			r->procs = p;
-			cs = grow(st->class_site, &cap,
-				  MT_REP_CLASSES * sizeof(*cs));
+			cs = mt_array_grow(st->class_site, &cap, r->nprocs + 1,
+					   MT_REP_CLASSES * sizeof(*cs));
 			if (!cs) {
 				st->err = -ENOMEM;
 				return NULL;
@@ -404,7 +394,8 @@ static struct thread *get_thread(struct mt_rep_state *st, int32_t pid,
 	i = mt_idx_get(&st->thread_idx, key);
 	if (i < 0) {
 		if (st->nthreads == st->threads_cap) {
-			t = grow(st->threads, &st->threads_cap, sizeof(*t));
+			t = mt_array_grow(st->threads, &st->threads_cap,
+					  st->nthreads + 1, sizeof(*t));
 			if (!t) {
 				st->err = -ENOMEM;
 				return NULL;
@@ -434,7 +425,8 @@ static int64_t get_site(struct mt_rep_state *st, int32_t pid, uint32_t id)
 		return i;
 	}
 	if (r->nsites == st->sites_cap) {
-		s = grow(r->sites, &st->sites_cap, sizeof(*s));
+		s = mt_array_grow(r->sites, &st->sites_cap, r->nsites + 1,
+				  sizeof(*s));
 		if (!s) {
 			return -ENOMEM;
 		}

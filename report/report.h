@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef MT_CORE_REPORT_H
-#define MT_CORE_REPORT_H
+#ifndef MT_REPORT_REPORT_H
+#define MT_REPORT_REPORT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,4 +44,4 @@ int mt_report_run(const struct mt_report_opts *o);
 /* The text summary of PATH: mt_report_run() with default options. */
 int mt_report(const char *path);
 
-#endif /* MT_CORE_REPORT_H */
+#endif /* MT_REPORT_REPORT_H */

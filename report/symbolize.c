@@ -35,7 +35,9 @@
 #include "log.h"
 #include "symbolize.h"
 #ifdef HAVE_LIBELF
+#include "array.h"
 #include "elf-build-id.h"
+#include "elf-symbols.h"
 #endif
 
 #define META_HDR 16
@@ -67,7 +69,7 @@ struct module {
 	Elf *elf;
 #endif
 	struct fsym *syms;
-	size_t nsyms;
+	size_t nsyms, syms_cap;
 	struct load *loads;
 	size_t nloads;
 };
@@ -193,25 +195,6 @@ static uint64_t rd64(const unsigned char *p)
 	return v;
 }
 
-static void *grow(void *arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap) {
-		return arr;
-	}
-	while (ncap < need) {
-		ncap *= 2;
-	}
-	p = realloc(arr, ncap * elem);
-	if (p) {
-		memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
-		*cap = ncap;
-	}
-	return p;
-}
-
 static struct proc *proc_get(struct mt_sym *s, int32_t pid, bool add)
 {
 	struct proc *p;
@@ -229,7 +212,7 @@ static struct proc *proc_get(struct mt_sym *s, int32_t pid, bool add)
 	if (!add) {
 		return NULL;
 	}
-	p = grow(s->procs, &s->procs_cap, s->nprocs + 1, sizeof(*p));
+	p = mt_array_grow(s->procs, &s->procs_cap, s->nprocs + 1, sizeof(*p));
 	if (!p) {
 		return NULL;
 	}
@@ -257,7 +240,7 @@ static int64_t module_get(struct mt_sym *s, const char *path, size_t plen,
 			return (int64_t)i;
 		}
 	}
-	m = grow(s->mods, &s->mods_cap, s->nmods + 1, sizeof(*m));
+	m = mt_array_grow(s->mods, &s->mods_cap, s->nmods + 1, sizeof(*m));
 	if (!m) {
 		return -ENOMEM;
 	}
@@ -334,7 +317,8 @@ static int maps_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 			if (!par || !par->n) {
 				break;
 			}
-			m = grow(pr->maps, &pr->cap, par->n, sizeof(*m));
+			m = mt_array_grow(pr->maps, &pr->cap, par->n,
+					  sizeof(*m));
 			if (!m) {
 				return -ENOMEM;
 			}
@@ -374,7 +358,8 @@ static int maps_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 			if (mod < 0) {
 				return (int)mod;
 			}
-			m = grow(pr->maps, &pr->cap, pr->n + 1, sizeof(*m));
+			m = mt_array_grow(pr->maps, &pr->cap, pr->n + 1,
+					  sizeof(*m));
 			if (!m) {
 				return -ENOMEM;
 			}
@@ -441,8 +426,8 @@ static int stacks_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 		    at + (size_t)n * 8 > len) {
 			goto bad;
 		}
-		st = grow(s->stacks, &s->stacks_cap, (size_t)id + 1,
-			  sizeof(*st));
+		st = mt_array_grow(s->stacks, &s->stacks_cap, (size_t)id + 1,
+				   sizeof(*st));
 		if (!st) {
 			return -ENOMEM;
 		}
@@ -502,11 +487,29 @@ static int fsym_cmp(const void *a, const void *b)
 
 #ifdef HAVE_LIBELF
 
+/* One function symbol of m's file, named. */
+static int module_sym(const GElf_Sym *sym, const char *name, void *arg)
+{
+	struct module *m = arg;
+	struct fsym *f;
+
+	if (!*name) {
+		return 0;
+	}
+	f = mt_array_grow(m->syms, &m->syms_cap, m->nsyms + 1, sizeof(*f));
+	if (!f) {
+		return -ENOMEM;
+	}
+	m->syms = f;
+	m->syms[m->nsyms++] = (struct fsym){ sym->st_value, sym->st_size,
+					     name, NULL };
+	return 0;
+}
+
 static void module_load(struct module *m)
 {
 	unsigned char bid[32];
-	Elf_Scn *scn = NULL;
-	size_t phnum, i, n = 0, cap = 0;
+	size_t phnum, i, cap = 0;
 
 	m->loaded = true;
 	m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
@@ -534,7 +537,7 @@ static void module_load(struct module *m)
 		if (!gelf_getphdr(m->elf, i, &ph) || ph.p_type != PT_LOAD) {
 			continue;
 		}
-		l = grow(m->loads, &cap, m->nloads + 1, sizeof(*l));
+		l = mt_array_grow(m->loads, &cap, m->nloads + 1, sizeof(*l));
 		if (!l) {
 			return;
 		}
@@ -543,47 +546,9 @@ static void module_load(struct module *m)
 						       ph.p_filesz,
 						       ph.p_vaddr };
 	}
-	cap = 0;
-	while ((scn = elf_nextscn(m->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t count;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize) {
-			continue;
-		}
-		data = elf_getdata(scn, NULL);
-		if (!data) {
-			continue;
-		}
-		count = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < count; i++) {
-			const char *name;
-			struct fsym *f;
-			GElf_Sym sym;
-
-			if (!gelf_getsym(data, i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value) {
-				continue;
-			}
-			name = elf_strptr(m->elf, sh.sh_link, sym.st_name);
-			if (!name || !*name) {
-				continue;
-			}
-			f = grow(m->syms, &cap, n + 1, sizeof(*f));
-			if (!f) {
-				break;
-			}
-			m->syms = f;
-			m->syms[n++] = (struct fsym){ sym.st_value, sym.st_size,
-						      name, NULL };
-		}
-	}
-	qsort(m->syms, n, sizeof(*m->syms), fsym_cmp);
-	m->nsyms = n;
+	/* out of memory: the symbols read so far still name frames */
+	(void)mt_elf_for_each_func(m->elf, module_sym, m);
+	qsort(m->syms, m->nsyms, sizeof(*m->syms), fsym_cmp);
 	m->usable = true;
 }
 #else

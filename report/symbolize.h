@@ -5,8 +5,8 @@
  * metadata frames (see plugins/ebpf/README.md); names from the files' ELF symbol
  * tables, on this machine, when the report is made.
  */
-#ifndef MT_CORE_SYMBOLIZE_H
-#define MT_CORE_SYMBOLIZE_H
+#ifndef MT_REPORT_SYMBOLIZE_H
+#define MT_REPORT_SYMBOLIZE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,4 +36,4 @@ size_t mt_sym_nstacks(const struct mt_sym *s);
 size_t mt_sym_frames(struct mt_sym *s, uint32_t id, char *names, size_t len,
 		     size_t max);
 
-#endif /* MT_CORE_SYMBOLIZE_H */
+#endif /* MT_REPORT_SYMBOLIZE_H */

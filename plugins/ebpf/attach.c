@@ -32,6 +32,8 @@
 #include "memtrack.h"
 #include "memtrack.skel.h"
 #include "ebpf.h"
+#include "array.h"
+#include "elf-symbols.h"
 
 struct alloc_sym {
 	const char *name;
@@ -216,17 +218,13 @@ static int file_add(struct ebpf_state *st, uint64_t dev, uint64_t ino)
 {
 	struct mt_file_key key = { .dev = dev, .ino = ino };
 	uint32_t one = 1;
+	void *p = mt_array_grow(st->files, &st->files_cap, st->nfiles + 1,
+				sizeof(*st->files));
 
-	if (st->nfiles == st->files_cap) {
-		size_t cap = st->files_cap ? 2 * st->files_cap : 32;
-		void *p = realloc(st->files, cap * sizeof(*st->files));
-
-		if (!p) {
-			return -ENOMEM;
-		}
-		st->files = p;
-		st->files_cap = cap;
+	if (!p) {
+		return -ENOMEM;
 	}
+	st->files = p;
 	st->files[st->nfiles].dev = dev;
 	st->files[st->nfiles].ino = ino;
 	st->nfiles++;
@@ -238,16 +236,13 @@ static int file_add(struct ebpf_state *st, uint64_t dev, uint64_t ino)
 
 static int link_add(struct ebpf_state *st, struct bpf_link *link)
 {
-	if (st->nlinks == st->links_cap) {
-		size_t cap = st->links_cap ? 2 * st->links_cap : 64;
-		void *p = realloc(st->links, cap * sizeof(*st->links));
+	void *p = mt_array_grow(st->links, &st->links_cap, st->nlinks + 1,
+				sizeof(*st->links));
 
-		if (!p) {
-			return -ENOMEM;
-		}
-		st->links = p;
-		st->links_cap = cap;
+	if (!p) {
+		return -ENOMEM;
 	}
+	st->links = p;
 	st->links[st->nlinks++] = link;
 	return 0;
 }
@@ -319,14 +314,44 @@ static int vaddr_to_offset(Elf *elf, size_t phnum, uint64_t addr,
 	return -ENOENT;
 }
 
+struct probe_list {
+	Elf *elf;
+	size_t phnum;
+	struct probe *probes;
+	size_t n, cap;
+};
+
+/* One symbol: a probe when it is an exported allocator entry point. */
+static int probe_sym(const GElf_Sym *sym, const char *name, void *arg)
+{
+	struct probe_list *pl = arg;
+	const struct alloc_sym *as;
+	struct probe *p;
+	uint64_t off;
+
+	if ((GELF_ST_BIND(sym->st_info) != STB_GLOBAL &&
+	     GELF_ST_BIND(sym->st_info) != STB_WEAK) ||
+	    !(as = sym_find(name)) ||
+	    vaddr_to_offset(pl->elf, pl->phnum, sym->st_value, &off)) {
+		return 0;
+	}
+	p = mt_array_grow(pl->probes, &pl->cap, pl->n + 1, sizeof(*p));
+	if (!p) {
+		return -ENOMEM;
+	}
+	pl->probes = p;
+	p[pl->n].offset = off;
+	p[pl->n].cookie = as->cookie;
+	p[pl->n].name = as->name;
+	pl->n++;
+	return 0;
+}
+
 /* Collect the allocator entry points of an ELF file. */
 static int elf_probes(struct ebpf_state *st, const char *path,
 		      const char *shown, struct probe **out, size_t *nout)
 {
-	struct probe *probes = NULL;
-	size_t n = 0, cap = 0, phnum;
-	Elf_Scn *scn = NULL;
-	Elf *elf = NULL;
+	struct probe_list pl = { 0 };
 	int fd, err = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -336,75 +361,24 @@ static int elf_probes(struct ebpf_state *st, const char *path,
 			 path, strerror(errno));
 		return err;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF ||
-	    elf_getphdrnum(elf, &phnum)) {
+	pl.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!pl.elf || elf_kind(pl.elf) != ELF_K_ELF ||
+	    elf_getphdrnum(pl.elf, &pl.phnum)) {
 		/* not ELF (a script interpreter's input, ...): nothing here */
 		goto end;
 	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t i, count;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize) {
-			continue;
-		}
-		data = elf_getdata(scn, NULL);
-		if (!data) {
-			continue;
-		}
-		count = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < count; i++) {
-			const struct alloc_sym *as;
-			const char *name;
-			GElf_Sym sym;
-			uint64_t off;
-
-			if (!gelf_getsym(data, i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value ||
-			    (GELF_ST_BIND(sym.st_info) != STB_GLOBAL &&
-			     GELF_ST_BIND(sym.st_info) != STB_WEAK)) {
-				continue;
-			}
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || !(as = sym_find(name))) {
-				continue;
-			}
-			if (vaddr_to_offset(elf, phnum, sym.st_value, &off)) {
-				continue;
-			}
-			if (n == cap) {
-				void *p;
-
-				cap = cap ? 2 * cap : 32;
-				p = realloc(probes, cap * sizeof(*probes));
-				if (!p) {
-					err = -ENOMEM;
-					goto end;
-				}
-				probes = p;
-			}
-			probes[n].offset = off;
-			probes[n].cookie = as->cookie;
-			probes[n].name = as->name;
-			n++;
-		}
-	}
+	err = mt_elf_for_each_func(pl.elf, probe_sym, &pl);
 end:
-	if (elf) {
-		elf_end(elf);
+	if (pl.elf) {
+		elf_end(pl.elf);
 	}
 	close(fd);
 	if (err) {
-		free(probes);
+		free(pl.probes);
 		return err;
 	}
-	*out = probes;
-	*nout = n;
+	*out = pl.probes;
+	*nout = pl.n;
 	return 0;
 }
 
@@ -470,6 +444,25 @@ static int attach_file(struct ebpf_state *st, const char *path,
 	return err == -ENOMEM ? err : 0;
 }
 
+int ebpf_parse_exec_map(const char *line, struct ebpf_map_line *ml)
+{
+	unsigned int major, minor;
+	char perms[8];
+
+	ml->name_at = 0;
+	if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &ml->start, &ml->end,
+		   perms, &ml->off, &major, &minor, &ml->inode,
+		   &ml->name_at) < 7) {
+		return -1;
+	}
+	if (perms[2] != 'x' || !ml->inode || line[ml->name_at] != '/') {
+		return -1;
+	}
+	/* the kernel's MKDEV(), as BPF reads i_sb->s_dev */
+	ml->dev = ((uint64_t)major << 20) | minor;
+	return 0;
+}
+
 /*
  * Handle every executable file mapped by pid that is new to us. dev/ino:
  * the file BPF stopped the process for (0/0: none); marked handled even if
@@ -489,33 +482,21 @@ int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 		goto end;
 	}
 	while (fgets(line, sizeof(line), maps)) {
-		unsigned long start, end, off, inode;
-		unsigned int major, minor;
-		char perms[8], file[64];
-		int name_at = 0;
-		uint64_t fdev;
+		struct ebpf_map_line ml;
+		char file[64];
 
-		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &start, &end,
-			   perms, &off, &major, &minor, &inode,
-			   &name_at) < 7) {
-			continue;
-		}
-		if (perms[2] != 'x' || !inode || line[name_at] != '/') {
-			continue;
-		}
-		/* the kernel's MKDEV(), as BPF reads i_sb->s_dev */
-		fdev = ((uint64_t)major << 20) | minor;
-		if (ebpf_file_known(st, fdev, inode)) {
+		if (ebpf_parse_exec_map(line, &ml) ||
+		    ebpf_file_known(st, ml.dev, ml.inode)) {
 			continue;
 		}
 		line[strcspn(line, "\n")] = '\0';
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%lx-%lx",
-			 (int)pid, start, end);
-		err = attach_file(st, file, line + name_at);
+			 (int)pid, ml.start, ml.end);
+		err = attach_file(st, file, line + ml.name_at);
 		if (err) {
 			break;
 		}
-		err = file_add(st, fdev, inode);
+		err = file_add(st, ml.dev, ml.inode);
 		if (err) {
 			break;
 		}

@@ -121,6 +121,18 @@ struct ebpf_state {
  * of the allocator entry points found in their symbol tables. */
 int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 			uint64_t ino);
+/* One line of /proc/PID/maps that maps an executable file: the range,
+ * the file offset, the file (dev as the kernel's MKDEV(), as BPF reads
+ * i_sb->s_dev; inode) and where its path starts in the line. */
+struct ebpf_map_line {
+	unsigned long start, end, off, inode;
+	uint64_t dev;
+	int name_at;
+};
+
+/* attach.c: parses line into *ml; returns 0 when it maps an executable
+ * file, -1 for any other line. */
+int ebpf_parse_exec_map(const char *line, struct ebpf_map_line *ml);
 int ebpf_file_known(struct ebpf_state *st, uint64_t dev, uint64_t ino);
 void ebpf_symbols_init(void);
 

@@ -27,6 +27,7 @@
 
 #include "memtrack.h"
 #include "ebpf.h"
+#include "array.h"
 #include "elf-build-id.h"
 
 #define META_HDR 16
@@ -46,23 +47,16 @@ static uint32_t checksum(const unsigned char *p, size_t n)
 
 static int blob_put(struct ebpf_blob *b, const void *data, size_t len)
 {
+	void *p;
+
 	if (!b->len) {
 		b->len = META_HDR; /* room for the header */
 	}
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		void *p;
-
-		while (cap < b->len + len) {
-			cap *= 2;
-		}
-		p = realloc(b->data, cap);
-		if (!p) {
-			return -ENOMEM;
-		}
-		b->data = p;
-		b->cap = cap;
+	p = mt_array_grow(b->data, &b->cap, b->len + len, 1);
+	if (!p) {
+		return -ENOMEM;
 	}
+	b->data = p;
 	memcpy(b->data + b->len, data, len);
 	b->len += len;
 	return 0;
@@ -187,16 +181,12 @@ static const struct ebpf_bid *build_id_get(struct ebpf_state *st,
 			return &st->bids[i];
 		}
 	}
-	if (st->nbids == st->bids_cap) {
-		size_t cap = st->bids_cap ? 2 * st->bids_cap : 32;
-		void *p = realloc(st->bids, cap * sizeof(*st->bids));
-
-		if (!p) {
-			return NULL;
-		}
-		st->bids = p;
-		st->bids_cap = cap;
+	b = mt_array_grow(st->bids, &st->bids_cap, st->nbids + 1,
+			  sizeof(*st->bids));
+	if (!b) {
+		return NULL;
 	}
+	st->bids = b;
 	b = &st->bids[st->nbids++];
 	b->dev = dev;
 	b->ino = ino;
@@ -271,16 +261,12 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 		}
 	}
 	if (!seen) {
-		if (st->nseen == st->seen_cap) {
-			size_t cap = st->seen_cap ? 2 * st->seen_cap : 16;
-			void *p = realloc(st->seen, cap * sizeof(*st->seen));
-
-			if (!p) {
-				return -ENOMEM;
-			}
-			st->seen = p;
-			st->seen_cap = cap;
+		seen = mt_array_grow(st->seen, &st->seen_cap, st->nseen + 1,
+				     sizeof(*st->seen));
+		if (!seen) {
+			return -ENOMEM;
 		}
+		st->seen = seen;
 		seen = &st->seen[st->nseen++];
 		memset(seen, 0, sizeof(*seen));
 		seen->pid = pid;
@@ -291,26 +277,21 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 		return 0; /* gone meanwhile */
 	}
 	while (fgets(line, sizeof(line), maps)) {
-		unsigned long start, end, off, inode;
-		unsigned int major, minor;
 		const struct ebpf_bid *bid;
 		unsigned char rec[1 + 4 + 24 + 1];
-		char perms[8], file[64];
-		int name_at = 0, dup = 0;
+		struct ebpf_map_line ml;
+		char file[64];
+		int dup = 0;
 		uint64_t v[3];
 		uint16_t plen;
 		size_t j;
+		void *p;
 
-		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &start, &end,
-			   perms, &off, &major, &minor, &inode,
-			   &name_at) < 7) {
-			continue;
-		}
-		if (perms[2] != 'x' || !inode || line[name_at] != '/') {
+		if (ebpf_parse_exec_map(line, &ml)) {
 			continue;
 		}
 		for (j = 0; j < seen->n; j++) {
-			if (seen->start[j] == start) {
+			if (seen->start[j] == ml.start) {
 				dup = 1;
 				break;
 			}
@@ -318,32 +299,26 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 		if (dup) {
 			continue;
 		}
-		if (seen->n == seen->cap) {
-			size_t cap = seen->cap ? 2 * seen->cap : 16;
-			void *p = realloc(seen->start,
-					  cap * sizeof(*seen->start));
-
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
-			seen->start = p;
-			seen->cap = cap;
+		p = mt_array_grow(seen->start, &seen->cap, seen->n + 1,
+				  sizeof(*seen->start));
+		if (!p) {
+			err = -ENOMEM;
+			break;
 		}
-		seen->start[seen->n++] = start;
+		seen->start = p;
+		seen->start[seen->n++] = ml.start;
 		line[strcspn(line, "\n")] = '\0';
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%lx-%lx",
-			 (int)pid, start, end);
-		bid = build_id_get(st, ((uint64_t)major << 20) | minor, inode,
-				   file);
+			 (int)pid, ml.start, ml.end);
+		bid = build_id_get(st, ml.dev, ml.inode, file);
 		rec[0] = MAPS_MAP;
 		put32(rec + 1, (uint32_t)pid);
-		v[0] = start;
-		v[1] = end;
-		v[2] = off;
+		v[0] = ml.start;
+		v[1] = ml.end;
+		v[2] = ml.off;
 		memcpy(rec + 5, v, sizeof(v));
 		rec[29] = bid ? (unsigned char)bid->len : 0;
-		plen = (uint16_t)strnlen(line + name_at, 4000);
+		plen = (uint16_t)strnlen(line + ml.name_at, 4000);
 		err = blob_put(&st->meta_maps, rec, sizeof(rec));
 		if (!err && bid && bid->len) {
 			err = blob_put(&st->meta_maps, bid->id, bid->len);
@@ -352,7 +327,7 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 			err = blob_put(&st->meta_maps, &plen, sizeof(plen));
 		}
 		if (!err) {
-			err = blob_put(&st->meta_maps, line + name_at, plen);
+			err = blob_put(&st->meta_maps, line + ml.name_at, plen);
 		}
 		if (err) {
 			break;
