@@ -5,10 +5,13 @@
 # (plugins/ebpf/memtrack.skel.h, in the build tree) that the plugin includes.
 EXTRA_DIST += plugins/ebpf/README.md plugins/ebpf/memtrack.bpf.c \
 	plugins/ebpf/memtrack.h plugins/ebpf/x86/vmlinux.h \
-	plugins/ebpf/ebpf.h
+	plugins/ebpf/bpf-include/stdint.h plugins/ebpf/ebpf.h
 
 if ENABLE_EBPF
+# bpf-include/ first: its <stdint.h> takes the types from vmlinux.h, so the
+# BPF program includes <memtrack/event.h> like every plugin.
 BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 \
+	-I$(top_srcdir)/plugins/ebpf/bpf-include \
 	-I$(top_builddir)/plugins/ebpf -I$(top_srcdir)/plugins/ebpf \
 	-I$(top_srcdir)/include
 
@@ -24,7 +27,7 @@ plugins/ebpf/vmlinux.h:
 
 plugins/ebpf/memtrack.bpf.o: plugins/ebpf/memtrack.bpf.c \
 		plugins/ebpf/memtrack.h plugins/ebpf/vmlinux.h \
-		include/memtrack/event.h
+		plugins/ebpf/bpf-include/stdint.h include/memtrack/event.h
 	$(AM_V_CC)$(MKDIR_P) plugins/ebpf && \
 	$(CLANG) $(BPF_CFLAGS) -c $(srcdir)/plugins/ebpf/memtrack.bpf.c -o $@
 

@@ -3,7 +3,7 @@
  * memtrack.bpf.c - allocation events of one process tree.
  *
  * Uprobes on allocator entry points (attached by user space, per file, for
- * every process: pid -1) and syscall tracepoints emit struct mt_bpf_event
+ * every process: pid -1) and syscall tracepoints emit struct mt_event
  * records into the `events` ring, but only for the tgids in `tracked`: the
  * root command and everything it forks (raw_tp/sched_process_fork), removed
  * when the whole thread group is dead.
@@ -35,21 +35,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <memtrack/event.h> /* its <stdint.h>: bpf-include/stdint.h */
 #include "memtrack.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
-
-/* enum mt_event_kind, mirrored: <memtrack/event.h> needs <stdint.h> */
-#define EV_MALLOC 0
-#define EV_FREE 1
-#define EV_REALLOC 2
-#define EV_CALLOC 3
-#define EV_ALIGNED_ALLOC 4
-#define EV_MMAP 5
-#define EV_MUNMAP 6
-#define EV_BRK 7
-#define EVF_OLD_ADDR 1
-#define EVF_STACK 2
 
 #define SIGSTOP 19
 #define PROT_EXEC 0x4
@@ -237,7 +226,7 @@ static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
 				 u64 old_addr, u32 flags, u32 stack)
 {
-	struct mt_bpf_event *e;
+	struct mt_event *e;
 	u64 unread;
 
 	if (!enabled) {
@@ -265,7 +254,7 @@ static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
 		}
 	}
 	e->kind = kind;
-	e->flags = stack ? flags | EVF_STACK : flags;
+	e->flags = stack ? flags | MT_EVF_STACK : flags;
 	e->reserved0 = 0;
 	e->stack_id = stack;
 	e->reserved[0] = 0;
@@ -478,18 +467,18 @@ int BPF_KRETPROBE(alloc_exit, u64 ret)
 		break;
 	case MT_SH_MALLOCX:
 		if (old & MALLOCX_ZERO) {
-			kind = EV_CALLOC;
+			kind = MT_EV_CALLOC;
 		} else if (old & MALLOCX_LG_ALIGN_MASK) {
-			kind = EV_ALIGNED_ALLOC;
+			kind = MT_EV_ALIGNED_ALLOC;
 		} else {
-			kind = EV_MALLOC;
+			kind = MT_EV_MALLOC;
 		}
 		break;
 	case MT_SH_REALLOC:
 	case MT_SH_REALLOCARRAY:
 		if (!ret && old && !size) {
 			/* realloc(p, 0) freed p */
-			emit(id, EV_FREE, old, 0, 0, 0, 0);
+			emit(id, MT_EV_FREE, old, 0, 0, 0, 0);
 			return 0;
 		}
 		break;
@@ -510,8 +499,8 @@ int BPF_KRETPROBE(alloc_exit, u64 ret)
 		/* the block is live again: a later free of it is real */
 		st->f_addr = 0;
 	}
-	if (kind == EV_REALLOC) {
-		emit(id, kind, addr, size, old, old ? EVF_OLD_ADDR : 0,
+	if (kind == MT_EV_REALLOC) {
+		emit(id, kind, addr, size, old, old ? MT_EVF_OLD_ADDR : 0,
 		     st->a_stack);
 	} else {
 		emit(id, kind, addr, size, 0, 0, st->a_stack);
@@ -541,7 +530,7 @@ int BPF_KPROBE(free_enter, u64 ptr)
 	}
 	st->f_addr = ptr;
 	st->f_sp = sp;
-	emit(id, EV_FREE, ptr, 0, 0, 0, 0);
+	emit(id, MT_EV_FREE, ptr, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -720,7 +709,7 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	len = st->s_arg0;
 	prot = st->s_arg1;
 	flags = st->s_arg2;
-	emit(id, EV_MMAP, ret, len, 0, 0, 0);
+	emit(id, MT_EV_MMAP, ret, len, 0, 0, 0);
 
 	if ((prot & PROT_EXEC) && !(flags & MAP_ANONYMOUS)) {
 		struct vma_file f = {};
@@ -753,7 +742,7 @@ int on_munmap_exit(struct trace_event_raw_sys_exit *ctx)
 	if (!st || ctx->ret != 0) {
 		return 0;
 	}
-	emit(id, EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0, 0);
+	emit(id, MT_EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0, 0);
 	return 0;
 }
 
@@ -777,8 +766,8 @@ int on_mremap_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0;
 	}
 	/* the old range is gone, the new one is there (maybe the same) */
-	emit(id, EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0, 0);
-	emit(id, EV_MMAP, ret, st->s_arg2, 0, 0, 0);
+	emit(id, MT_EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0, 0);
+	emit(id, MT_EV_MMAP, ret, st->s_arg2, 0, 0, 0);
 	return 0;
 }
 
@@ -810,6 +799,6 @@ int on_brk_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0;
 	}
 	/* Brk: addr = new break, size = how far it moved (either way) */
-	emit(id, EV_BRK, ret, ret > old ? ret - old : old - ret, 0, 0, 0);
+	emit(id, MT_EV_BRK, ret, ret > old ? ret - old : old - ret, 0, 0, 0);
 	return 0;
 }

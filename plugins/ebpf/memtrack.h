@@ -78,22 +78,8 @@ struct mt_hold_key {
 	unsigned int tid;
 };
 
-/* The ring record: the layout of struct mt_event (include/memtrack/event.h),
- * which the plugin checks at compile time; the BPF side cannot include
- * <stdint.h>. */
-struct mt_bpf_event {
-	unsigned long long timestamp;
-	unsigned long long addr;
-	unsigned long long size;
-	unsigned long long old_addr;
-	int pid;
-	int tid;
-	unsigned char kind;
-	unsigned char flags;
-	unsigned short reserved0;
-	unsigned int stack_id;
-	unsigned long long reserved[2];
-};
+/* The ring record is struct mt_event (include/memtrack/event.h) itself:
+ * the BPF program includes the ABI header (see bpf-include/stdint.h). */
 
 /*
  * A call stack, sent once per distinct (process, return addresses) on the

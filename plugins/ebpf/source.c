@@ -60,16 +60,6 @@
 #include "memtrack.skel.h"
 #include "ebpf.h"
 
-_Static_assert(sizeof(struct mt_bpf_event) == sizeof(struct mt_event),
-	       "ring record is struct mt_event");
-_Static_assert(offsetof(struct mt_bpf_event, pid) ==
-		       offsetof(struct mt_event, pid) &&
-	       offsetof(struct mt_bpf_event, kind) ==
-		       offsetof(struct mt_event, kind) &&
-	       offsetof(struct mt_bpf_event, stack_id) ==
-		       offsetof(struct mt_event, stack_id),
-	       "ring record is struct mt_event");
-
 #define DEFAULT_RING_SIZE (16u << 20)
 #define MIN_RING_SIZE (256u << 10)
 #define DEFAULT_STACK_DEPTH 64
