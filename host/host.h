@@ -23,5 +23,6 @@ void mt_host_set_stats(struct mt_stats *s);
 void mt_host_cleanup(void);
 
 #define MT_DEFAULT_ENCODER "msgpack-zstd"
+#define MT_DEFAULT_SOURCE "ebpf" /* records a command */
 
 #endif /* MT_HOST_HOST_H */

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,12 +274,13 @@ static const struct option long_opts[] = {
 int main(int argc, char **argv)
 {
 	struct mt_run_opts o = {
-		.source = "ebpf",
+		.source = MT_DEFAULT_SOURCE,
 		.encoder = MT_DEFAULT_ENCODER,
 		.batch = 65536,
 		.chunk = 1024,
 	};
 	char source_args[512] = "", source_spec[1024];
+	bool source_named = false;
 	unsigned long v;
 	int c;
 
@@ -298,6 +300,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case OPT_SOURCE:
 			o.source = optarg;
+			source_named = true;
 			break;
 		case OPT_ENCODER:
 			o.encoder = optarg;
@@ -405,7 +408,11 @@ int main(int argc, char **argv)
 			 strchr(o.source, ':') ? "," : ":", source_args);
 		o.source = source_spec;
 	}
-	if (!o.argv && strcmp(o.source, "ebpf") == 0) {
+	/* The default source records a command: say so before loading it (a
+	 * build without it would only report a missing plugin). A source named
+	 * with --source says itself whether it needs one
+	 * (MT_SOURCE_NEEDS_COMMAND, checked once it is loaded). */
+	if (!o.argv && !source_named) {
 		return usage_error("nothing to record: give a command after '--'");
 	}
 	return mt_run(&o);
