@@ -158,6 +158,39 @@ void ebpf_watchdog_stop(struct ebpf_state *st);
  * number of entries. */
 int ebpf_resume_map(int holds_fd);
 
+#define TRACEFS "/sys/kernel/tracing"
+
+/* args.c: parse the plugin's arguments into st, defaults first. */
+int ebpf_parse_args(struct ebpf_state *st, const char *args);
+
+/* system.c: what the kernel and our privileges lack, in one message. */
+int ebpf_check_system(struct ebpf_state *st);
+
+/* pressure.c: stopped processes. ebpf_on_ctl() is the `ctl` ring's
+ * callback; ebpf_resume_throttled() resumes the throttled processes once
+ * the rings are below their low watermarks. */
+int ebpf_on_ctl(void *ctx, void *data, size_t len);
+void ebpf_resume_throttled(struct ebpf_state *st);
+/* Resume every process we hold, whatever the reason (destroy()). */
+void ebpf_resume_all(struct ebpf_state *st);
+uint64_t ebpf_now_ns(void);
+
+/* ring.c: the rings' positions, their callbacks and reads. The read
+ * functions return a negative errno after logging it. */
+int ebpf_map_ring_positions(struct ebpf_state *st);
+uint64_t ebpf_ring_unread(struct ebpf_state *st);
+uint64_t ebpf_stack_ring_unread(struct ebpf_state *st);
+int ebpf_on_event(void *ctx, void *data, size_t len);
+void ebpf_report_drops(struct ebpf_state *st);
+int ebpf_consume_ctl(struct ebpf_state *st);
+int ebpf_consume_stacks(struct ebpf_state *st, struct mt_emitter *em);
+/* At most max events; with end != 0, none past the record reaching end.
+ * Returns how many. */
+int ebpf_read_events(struct ebpf_state *st, struct mt_emitter *em,
+		     size_t max, uint64_t end);
+/* Everything written when called, and nothing more. */
+int ebpf_ring_drain(struct ebpf_state *st, struct mt_emitter *em);
+
 #define ebpf_log(st, level, ...) \
 	(st)->host->log((st)->host, (level), EBPF_NAME, __VA_ARGS__)
 

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/ebpf/args.c - the eBPF source's arguments, with their defaults
+ * and the ring sizes and watermarks they imply.
+ *
+ * Args (comma-separated; the host's --ring-size, --high-watermark and
+ * --low-watermark map to them):
+ *   ring-size=BYTES      the event ring, a power of two (default 16M;
+ *                        k/M/G suffixes)
+ *   high-watermark=X     unread bytes above which BPF stops (SIGSTOP) the
+ *                        process whose event got there (default 3/4 of
+ *                        the ring); X is a fraction of the ring (0.75), a
+ *                        percentage (75%) or bytes (12M, 12582912)
+ *   low-watermark=X      unread bytes below which maintain() resumes every
+ *                        stopped producer (default 1/4 of the ring, or half
+ *                        the high watermark when that is lower)
+ *   throttle=BYTES       old name of high-watermark=
+ *   stacks               record the call stack of every allocation (the
+ *                        host's --stacks); see stacks.c
+ *   stack-depth=N        frames per stack, 1 to 127 (default 64; implies
+ *                        stacks; the host's --stack-depth)
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <memtrack/plugin.h>
+
+#include "memtrack.h"
+#include "ebpf.h"
+
+#define DEFAULT_RING_SIZE (16u << 20)
+#define MIN_RING_SIZE (256u << 10)
+#define DEFAULT_STACK_DEPTH 64
+
+static int parse_size(const char *s, size_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s) {
+		return -EINVAL;
+	}
+	switch (tolower((unsigned char)*end)) {
+	case 'k':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+		v <<= 30;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end) {
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * A watermark: a fraction of the ring ("0.75"), a percentage ("75%") or
+ * bytes ("12M", "12582912"). Kept as text until the ring size is known
+ * (ring-size= may come later in the args).
+ */
+static int parse_watermark(struct ebpf_state *st, const char *name,
+			   const char *text, size_t *out)
+{
+	size_t v = 0;
+	double f = -1;
+	char *end;
+
+	if (strchr(text, '%')) {
+		errno = 0;
+		f = strtod(text, &end);
+		if (errno || end == text || strcmp(end, "%")) {
+			f = -1;
+		} else {
+			f /= 100;
+		}
+	} else if (strchr(text, '.')) {
+		errno = 0;
+		f = strtod(text, &end);
+		if (errno || end == text || *end) {
+			f = -1;
+		}
+	} else if (parse_size(text, &v)) {
+		v = 0;
+	} else if (!v) {
+		v = 0; /* refused below: outside (0, ring) */
+	}
+	if (f > 0 && f < 1) {
+		v = (size_t)(f * (double)st->ring_size);
+	}
+	if (!v || v >= st->ring_size) {
+		ebpf_log(st, MT_LOG_ERROR,
+			 "option %s=%s: a fraction in (0, 1), a percentage in (0%%, 100%%) or a byte count in (0, %zu) (the ring size) expected",
+			 name, text, st->ring_size);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int ebpf_parse_args(struct ebpf_state *st, const char *args)
+{
+	char *copy = NULL, *tok, *save = NULL;
+	const char *high = NULL, *low = NULL, *high_name = "high-watermark";
+	int err = 0;
+
+	st->ring_size = DEFAULT_RING_SIZE;
+	if (args && *args) {
+		copy = strdup(args);
+		if (!copy) {
+			return -ENOMEM;
+		}
+		tok = strtok_r(copy, ",", &save);
+	} else {
+		tok = NULL;
+	}
+	for (; tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(tok, "ring-size=", 10)) {
+			size_t v;
+
+			if (parse_size(tok + 10, &v) || v < MIN_RING_SIZE ||
+			    v > (1ull << 32) || (v & (v - 1))) {
+				ebpf_log(st, MT_LOG_ERROR,
+					 "option ring-size=%s: a power of two from 256k to 4G expected",
+					 tok + 10);
+				err = -EINVAL;
+				break;
+			}
+			st->ring_size = v;
+		} else if (!strncmp(tok, "high-watermark=", 15)) {
+			high = tok + 15;
+			high_name = "high-watermark";
+		} else if (!strncmp(tok, "throttle=", 9)) {
+			high = tok + 9;
+			high_name = "throttle";
+		} else if (!strncmp(tok, "low-watermark=", 14)) {
+			low = tok + 14;
+		} else if (!strcmp(tok, "stacks")) {
+			if (!st->stack_depth) {
+				st->stack_depth = DEFAULT_STACK_DEPTH;
+			}
+		} else if (!strncmp(tok, "stack-depth=", 12)) {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(tok + 12, &end, 10);
+			if (errno || end == tok + 12 || *end || v < 1 ||
+			    v > MT_STACK_MAX) {
+				ebpf_log(st, MT_LOG_ERROR,
+					 "option stack-depth=%s: a number of frames from 1 to %d expected",
+					 tok + 12, MT_STACK_MAX);
+				err = -EINVAL;
+				break;
+			}
+			st->stack_depth = (unsigned int)v;
+		} else {
+			ebpf_log(st, MT_LOG_ERROR,
+				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, stacks, stack-depth=N)",
+				 tok);
+			err = -EINVAL;
+			break;
+		}
+	}
+	if (err) {
+		goto end;
+	}
+	/* 3/4: the last quarter takes what a stopped process's other
+	 * threads emit before the stop reaches them */
+	st->high_wm = st->ring_size / 4 * 3;
+	if (high) {
+		err = parse_watermark(st, high_name, high, &st->high_wm);
+		if (err) {
+			goto end;
+		}
+	}
+	/* resume well before empty, so that producers run while the reader
+	 * works through the rest; a high watermark given alone below the
+	 * default gets half of it */
+	st->low_wm = st->ring_size / 4;
+	if (low) {
+		err = parse_watermark(st, "low-watermark", low, &st->low_wm);
+		if (err) {
+			goto end;
+		}
+		if (st->low_wm >= st->high_wm) {
+			ebpf_log(st, MT_LOG_ERROR,
+				 "option low-watermark=%s (%zu bytes) must be below %s= (%zu bytes)",
+				 low, st->low_wm, high_name, st->high_wm);
+			err = -EINVAL;
+		}
+	} else if (st->low_wm >= st->high_wm) {
+		st->low_wm = st->high_wm / 2;
+	}
+	/* the stack ring: a quarter of the event ring (a new stack is rare
+	 * next to the events), under the same watermarks in proportion */
+	if (st->stack_depth) {
+		st->stack_ring_size = st->ring_size / 4;
+		st->stack_high_wm = st->high_wm / 4;
+		st->stack_low_wm = st->low_wm / 4;
+	}
+end:
+	free(copy);
+	return err;
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/ebpf/pressure.c - the pressure controller's user-space half.
+ *
+ * BPF stops (SIGSTOP) a process whose record would leave the event ring
+ * fuller than the high watermark, or that execs or maps a file to attach
+ * to, and announces the stop on the `ctl` ring. Each stopped process is
+ * held for one or more reasons (HOLD_*); it is resumed when none is left.
+ * maintain() resumes every throttled process once the ring is below the
+ * low watermark.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <sys/types.h>
+
+#include <bpf/bpf.h>
+
+#include <memtrack/plugin.h>
+
+#include "memtrack.h"
+#include "ebpf.h"
+#include "array.h"
+
+/* ------------------------------------------------------------------ */
+/* Stopped processes                                                   */
+/* ------------------------------------------------------------------ */
+
+static void note(struct ebpf_state *st, const char *what, pid_t pid,
+		 uint64_t ts)
+{
+	const struct mt_host *h = st->host;
+
+	/* a host older than mt_host.note has a shorter struct */
+	if (h->size >= offsetof(struct mt_host, note) + sizeof(h->note) &&
+	    h->note) {
+		h->note(h, what, pid, ts);
+	}
+}
+
+uint64_t ebpf_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct ebpf_hold *hold_get(struct ebpf_state *st, pid_t pid, int add)
+{
+	struct ebpf_hold *h;
+	size_t i;
+
+	for (i = 0; i < st->nholds; i++) {
+		if (st->holds[i].pid == pid) {
+			return &st->holds[i];
+		}
+	}
+	if (!add) {
+		return NULL;
+	}
+	h = mt_array_grow(st->holds, &st->holds_cap, st->nholds + 1,
+			  sizeof(*st->holds));
+	if (!h) {
+		return NULL;
+	}
+	st->holds = h;
+	st->holds[st->nholds].pid = pid;
+	st->holds[st->nholds].reasons = 0;
+	return &st->holds[st->nholds++];
+}
+
+/* Is a stop of pid in the map that we have not handled? (Handled ones are
+ * deleted before their reason is dropped.) The map holds only the stops in
+ * flight: a few entries. */
+static int stop_pending(struct ebpf_state *st, pid_t pid)
+{
+	struct mt_hold_key key, next;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(st->holds_fd, prev, &next)) {
+		if ((pid_t)next.tgid == pid) {
+			return 1;
+		}
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
+/*
+ * A stop was handled: forget its map entry, drop its reason, and resume
+ * the process when no reason is left. h moves (the array is compacted).
+ */
+static void hold_release(struct ebpf_state *st, struct ebpf_hold *h,
+			 unsigned int reason, const struct mt_hold_key *key)
+{
+	pid_t pid = h->pid;
+
+	bpf_map_delete_elem(st->holds_fd, key);
+	if (reason == HOLD_THROTTLE && (h->reasons & HOLD_THROTTLE)) {
+		st->throttled--;
+		st->resumes++;
+		note(st, "resume", pid, ebpf_now_ns());
+	}
+	h->reasons &= ~reason;
+	if (h->reasons) {
+		return;
+	}
+	*h = st->holds[--st->nholds];
+	/* stopped again meanwhile: the record of that stop is on its way
+	 * and its handling resumes the process */
+	if (stop_pending(st, pid)) {
+		return;
+	}
+	if (kill(pid, SIGCONT)) {
+		if (errno != ESRCH) {
+			ebpf_log(st, MT_LOG_WARN,
+				 "cannot resume process %d: %s", (int)pid,
+				 strerror(errno));
+		}
+		return;
+	}
+	/* A stop recorded between the check and SIGCONT may have had its
+	 * SIGSTOP cancelled by ours: stop it again; its record resumes it. */
+	if (stop_pending(st, pid)) {
+		kill(pid, SIGSTOP);
+	}
+}
+
+/* Below the low watermark: resume every throttled producer. */
+void ebpf_resume_throttled(struct ebpf_state *st)
+{
+	size_t i = 0;
+
+	if (!st->throttled || ebpf_ring_unread(st) >= st->low_wm ||
+	    (st->stack_rb && ebpf_stack_ring_unread(st) >= st->stack_low_wm)) {
+		return;
+	}
+	while (i < st->nholds) {
+		struct ebpf_hold *h = &st->holds[i];
+		struct mt_hold_key key = { .tgid = (uint32_t)h->pid, .tid = 0 };
+		size_t n = st->nholds;
+
+		if (!(h->reasons & HOLD_THROTTLE)) {
+			i++;
+			continue;
+		}
+		hold_release(st, h, HOLD_THROTTLE, &key);
+		if (st->nholds == n) {
+			i++; /* still held for another reason: stays here */
+		}
+	}
+}
+
+int ebpf_on_ctl(void *ctx, void *data, size_t len)
+{
+	struct ebpf_state *st = ctx;
+	const struct mt_ctl *c = data;
+	struct mt_hold_key key = { .tgid = c->tgid };
+	struct ebpf_hold *h;
+	int err = 0;
+
+	if (len < sizeof(*c)) {
+		return 0;
+	}
+	if (c->type == MT_CTL_FORK) {
+		/* not a stop: nobody waits for it */
+		return ebpf_note_fork(st, c->tgid, c->pad);
+	}
+	h = hold_get(st, c->tgid, 1);
+	if (!h) {
+		kill(c->tgid, SIGCONT);
+		return -ENOMEM;
+	}
+	switch (c->type) {
+	case MT_CTL_ATTACH:
+		key.tid = c->tid;
+		h->reasons |= HOLD_ATTACH;
+		err = ebpf_attach_process(st, c->tgid, c->dev, c->ino);
+		if (!err && st->stack_depth) {
+			/* stopped at exec or at an executable mmap: what
+			 * the process's stacks resolve through */
+			err = ebpf_record_maps(st, c->tgid,
+					       c->pad & MT_CTL_AT_EXEC);
+		}
+		h = hold_get(st, c->tgid, 0); /* the array may have moved */
+		if (h) {
+			hold_release(st, h, HOLD_ATTACH, &key);
+		}
+		break;
+	case MT_CTL_THROTTLE:
+		if (!(h->reasons & HOLD_THROTTLE)) {
+			h->reasons |= HOLD_THROTTLE;
+			st->throttled++;
+		}
+		st->stops++;
+		note(st, "stop", c->tgid, c->ts);
+		break;
+	default:
+		hold_release(st, h, 0, &key);
+		break;
+	}
+	return err;
+}
+
+void ebpf_resume_all(struct ebpf_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nholds; i++) {
+		if (st->holds[i].reasons & HOLD_THROTTLE) {
+			st->resumes++;
+			note(st, "resume", st->holds[i].pid, ebpf_now_ns());
+		}
+		kill(st->holds[i].pid, SIGCONT);
+	}
+	st->nholds = 0;
+	st->throttled = 0;
+}

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/ebpf/ring.c - reading the BPF rings: the event ring into the
+ * host's batch, the stack ring into metadata, the control ring into the
+ * pressure controller (pressure.c); and drain(), which reads what was
+ * written when it was called and nothing more.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <memtrack/event.h>
+#include <memtrack/plugin.h>
+
+#include "memtrack.skel.h"
+#include "ebpf.h"
+
+/* read() result of the event callback once max events were moved */
+#define RD_FULL (-ENOSPC)
+
+static int map_positions(struct ebpf_state *st, int fd,
+			 volatile uint64_t **cons, volatile uint64_t **prod)
+{
+	void *p;
+
+	/* read-only mappings of the consumer and producer pages */
+	p = mmap(NULL, st->page_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		return -errno;
+	}
+	*cons = p;
+	p = mmap(NULL, st->page_size, PROT_READ, MAP_SHARED, fd,
+		 st->page_size);
+	if (p == MAP_FAILED) {
+		return -errno;
+	}
+	*prod = p;
+	return 0;
+}
+
+int ebpf_map_ring_positions(struct ebpf_state *st)
+{
+	int err;
+
+	st->page_size = sysconf(_SC_PAGESIZE);
+	err = map_positions(st, bpf_map__fd(st->skel->maps.events),
+			    &st->cons_pos, &st->prod_pos);
+	if (!err && st->stack_depth) {
+		err = map_positions(st, bpf_map__fd(st->skel->maps.stacks),
+				    &st->stack_cons_pos, &st->stack_prod_pos);
+	}
+	return err;
+}
+
+uint64_t ebpf_ring_unread(struct ebpf_state *st)
+{
+	uint64_t prod = __atomic_load_n(st->prod_pos, __ATOMIC_ACQUIRE);
+	uint64_t cons = __atomic_load_n(st->cons_pos, __ATOMIC_ACQUIRE);
+
+	return prod - cons;
+}
+
+uint64_t ebpf_stack_ring_unread(struct ebpf_state *st)
+{
+	if (!st->stack_cons_pos) {
+		return 0;
+	}
+	return __atomic_load_n(st->stack_prod_pos, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(st->stack_cons_pos, __ATOMIC_ACQUIRE);
+}
+
+int ebpf_on_event(void *ctx, void *data, size_t len)
+{
+	struct ebpf_state *st = ctx;
+	struct mt_event *ev;
+
+	if (len < sizeof(*ev)) {
+		return 0;
+	}
+	ev = mt_emit(st->em);
+	if (!ev) {
+		st->rd_err = -EPIPE;
+		return -EPIPE;
+	}
+	memcpy(ev, data, sizeof(*ev));
+	/* returning < 0 stops libbpf after consuming this record */
+	if (++st->rd_count >= st->rd_max) {
+		return RD_FULL;
+	}
+	/* drain: libbpf publishes the consumer position after the callback,
+	 * so it is where this record starts; stop at the one reaching the
+	 * producer position drain() started with */
+	if (st->rd_end &&
+	    __atomic_load_n(st->cons_pos, __ATOMIC_ACQUIRE) +
+			    ((len + BPF_RINGBUF_HDR_SZ + 7) & ~7ull) >=
+		    st->rd_end) {
+		return RD_FULL;
+	}
+	return 0;
+}
+
+void ebpf_report_drops(struct ebpf_state *st)
+{
+	uint64_t d = st->skel->bss->dropped;
+	uint64_t c = st->skel->bss->ctl_dropped;
+
+	if (d != st->drops_reported) {
+		ebpf_log(st, MT_LOG_WARN,
+			 "%llu events lost: the event ring was full (raise ring-size= or lower high-watermark=)",
+			 (unsigned long long)(d - st->drops_reported));
+		st->drops_reported = d;
+	}
+	if (c != st->ctl_drops_reported) {
+		ebpf_log(st, MT_LOG_WARN,
+			 "%llu stops not made: the control ring was full",
+			 (unsigned long long)(c - st->ctl_drops_reported));
+		st->ctl_drops_reported = c;
+	}
+}
+
+/* Handle every stop announced so far (attach, throttle). */
+int ebpf_consume_ctl(struct ebpf_state *st)
+{
+	int ret = ring_buffer__consume(st->ctl_rb);
+
+	if (ret < 0) {
+		ebpf_log(st, MT_LOG_ERROR, "reading the control ring failed: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/* Every new stack, then the metadata collected so far, before events
+ * that may use them. */
+int ebpf_consume_stacks(struct ebpf_state *st, struct mt_emitter *em)
+{
+	int ret;
+
+	if (!st->stack_rb) {
+		return 0;
+	}
+	st->em = em;
+	ret = ring_buffer__consume(st->stack_rb);
+	if (ret < 0) {
+		ebpf_log(st, MT_LOG_ERROR, "reading the stack ring failed: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	return ebpf_meta_flush(st, em);
+}
+
+/* At most max events; with end != 0, none past the record reaching end. */
+int ebpf_read_events(struct ebpf_state *st, struct mt_emitter *em,
+		       size_t max, uint64_t end)
+{
+	int ret;
+
+	st->em = em;
+	st->rd_max = max;
+	st->rd_count = 0;
+	st->rd_err = 0;
+	st->rd_end = end;
+	ret = ring_buffer__consume(st->rb);
+	st->rd_end = 0;
+	if (st->rd_err) {
+		return st->rd_err;
+	}
+	if (ret < 0 && ret != RD_FULL) {
+		ebpf_log(st, MT_LOG_ERROR, "reading the event ring failed: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	return (int)st->rd_count;
+}
+
+/*
+ * Everything written when drain() is called, and nothing more: under
+ * sustained load "until empty" never comes. Producers stay as they are
+ * (resuming them all would only fill the ring again meanwhile); they are
+ * resumed at the end if the ring is then below the low watermark.
+ */
+int ebpf_ring_drain(struct ebpf_state *st, struct mt_emitter *em)
+{
+	uint64_t end = __atomic_load_n(st->prod_pos, __ATOMIC_ACQUIRE);
+	uint64_t t0 = ebpf_now_ns(), last = __atomic_load_n(st->cons_pos,
+						       __ATOMIC_ACQUIRE);
+	int ret = 0;
+
+	for (;;) {
+		uint64_t cons;
+
+		ret = ebpf_consume_ctl(st);
+		if (ret >= 0) {
+			ret = ebpf_consume_stacks(st, em);
+		}
+		if (ret < 0) {
+			break;
+		}
+		cons = __atomic_load_n(st->cons_pos, __ATOMIC_ACQUIRE);
+		if ((int64_t)(cons - end) >= 0) {
+			break;
+		}
+		ret = ebpf_read_events(st, em, SIZE_MAX, end);
+		if (ret < 0) {
+			break;
+		}
+		cons = __atomic_load_n(st->cons_pos, __ATOMIC_ACQUIRE);
+		if (cons != last) {
+			last = cons;
+			t0 = ebpf_now_ns();
+		} else if (ebpf_now_ns() - t0 > 1000000000u) {
+			/* a record reserved and never committed: cannot
+			 * happen with BPF programs, but do not hang on it */
+			ebpf_log(st, MT_LOG_WARN,
+				 "drain: a ring record stayed incomplete for 1 s; %llu bytes left unread",
+				 (unsigned long long)(end - cons));
+			ret = 0;
+			break;
+		} else {
+			/* a producer is between reserve and commit */
+			sched_yield();
+		}
+	}
+	ebpf_resume_throttled(st);
+	ebpf_report_drops(st);
+	return ret < 0 ? ret : 0;
+}
