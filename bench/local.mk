@@ -3,8 +3,8 @@
 # machine).
 EXTRA_PROGRAMS = bench/bench-write
 bench_bench_write_SOURCES = bench/bench-write.c \
-	plugins/msgpack-zstd/msgpack.c plugins/msgpack-zstd/msgpack.h
-# msgpack.c is the plugin's own serializer, compiled in so that the floor
+	plugins/msgpack-zstd/msgpack-write.c plugins/msgpack-zstd/msgpack.h
+# msgpack-write.c is the plugin's own serializer, compiled in so that the floor
 # compresses exactly the bytes the encoder produces.
 bench_bench_write_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) \
 	-I$(top_srcdir)/plugins/msgpack-zstd

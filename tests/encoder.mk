@@ -6,7 +6,7 @@ check_PROGRAMS += tests/test-encoder
 TESTS += tests/test-encoder
 tests_test_encoder_SOURCES = tests/test-encoder.c \
 	tests/test-encoder-util.c tests/test-encoder-util.h \
-	plugins/msgpack-zstd/msgpack.c plugins/msgpack-zstd/msgpack.h
+	$(MSGPACK_SOURCES)
 tests_test_encoder_CFLAGS = $(TEST_CFLAGS) $(ZSTD_CFLAGS) \
 	-I$(top_srcdir)/plugins/msgpack-zstd
 tests_test_encoder_LDADD = $(TEST_LIBS) $(ZSTD_LIBS) -ldl $(PTHREAD_LIBS)
