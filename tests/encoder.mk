@@ -1,15 +1,28 @@
-# tests/encoder: the msgpack-zstd plugin (plugins/msgpack-zstd).
-# test-encoder dlopen()s plugins/.libs/encoder-msgpack-zstd.so like the host
-# and compiles the internal serializer in to check raw msgpack bytes.
+# tests/encoder: the msgpack-zstd plugin (plugins/msgpack-zstd). The tests
+# dlopen() plugins/.libs/encoder-msgpack-zstd.so like the host and compile
+# its MessagePack layer in to check raw msgpack bytes.
 if HAVE_CHECK
-check_PROGRAMS += tests/test-encoder
-TESTS += tests/test-encoder
-tests_test_encoder_SOURCES = tests/test-encoder.c \
+# three programs, one unit each: the MessagePack layer, the encoder, the
+# decoder; they share codec-testlib.c (vectors, decode into memory, random
+# events)
+CODEC_TEST_SOURCES = tests/codec-testlib.c tests/codec-testlib.h \
 	tests/test-encoder-util.c tests/test-encoder-util.h \
 	$(MSGPACK_SOURCES)
-tests_test_encoder_CFLAGS = $(TEST_CFLAGS) $(ZSTD_CFLAGS) \
+CODEC_TEST_CFLAGS = $(TEST_CFLAGS) $(ZSTD_CFLAGS) \
 	-I$(top_srcdir)/plugins/msgpack-zstd
-tests_test_encoder_LDADD = $(TEST_LIBS) $(ZSTD_LIBS) -ldl $(PTHREAD_LIBS)
+CODEC_TEST_LIBS = $(TEST_LIBS) $(ZSTD_LIBS) -ldl $(PTHREAD_LIBS)
+
+check_PROGRAMS += tests/test-msgpack tests/test-encoder tests/test-decoder
+TESTS += tests/test-msgpack tests/test-encoder tests/test-decoder
+tests_test_msgpack_SOURCES = tests/test-msgpack.c $(CODEC_TEST_SOURCES)
+tests_test_msgpack_CFLAGS = $(CODEC_TEST_CFLAGS)
+tests_test_msgpack_LDADD = $(CODEC_TEST_LIBS)
+tests_test_encoder_SOURCES = tests/test-encoder.c $(CODEC_TEST_SOURCES)
+tests_test_encoder_CFLAGS = $(CODEC_TEST_CFLAGS)
+tests_test_encoder_LDADD = $(CODEC_TEST_LIBS)
+tests_test_decoder_SOURCES = tests/test-decoder.c $(CODEC_TEST_SOURCES)
+tests_test_decoder_CFLAGS = $(CODEC_TEST_CFLAGS)
+tests_test_decoder_LDADD = $(CODEC_TEST_LIBS)
 endif
 
 # Cross-check with the Python reference modules (skips without them).

@@ -10,7 +10,7 @@
  * constants (the keys, the type name through a perfect hash), and reads
  * each integer with one big-endian load after a switch on its tag. Anything
  * else makes it give up and the generic reader take the record: the two
- * agree on every record the fast one accepts (tests/test-encoder.c checks
+ * agree on every record the fast one accepts (tests/test-msgpack.c checks
  * that on random records, reordered and extended ones included).
  *
  * Decoding is one long dependency chain (a record starts where the last
