@@ -382,6 +382,35 @@ end:
 	return 0;
 }
 
+/* One entry point: the entry program, then the exit program unless the
+ * function has none. Returns 0, 1 when memory ran out (stop), or a
+ * negative errno for this entry point alone. */
+static int attach_entry_point(struct ebpf_state *st, const char *path,
+			      const struct probe *p, const char *shown)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	LIBBPF_OPTS(bpf_uprobe_opts, ropts);
+	int is_free = MT_COOKIE_SHAPE(p->cookie) == MT_SH_FREE;
+	struct bpf_program *prog = is_free ? st->skel->progs.free_enter :
+					     st->skel->progs.alloc_enter;
+	int ret;
+
+	opts.bpf_cookie = p->cookie;
+	opts.retprobe = false;
+	ret = attach_one(st, prog, path, p, &opts, shown);
+	if (ret || is_free || (p->cookie & MT_CK_NORET)) {
+		return ret;
+	}
+	/* the exit program reads what the entry stored */
+	ropts.retprobe = true;
+	ret = attach_one(st, st->skel->progs.alloc_exit, path, p, &ropts,
+			 shown);
+	if (!ret) {
+		st->attach_count++;
+	}
+	return ret;
+}
+
 static int attach_file(struct ebpf_state *st, const char *path,
 		       const char *shown)
 {
@@ -397,44 +426,17 @@ static int attach_file(struct ebpf_state *st, const char *path,
 	 * tables) share an address: one probe each, or events double */
 	qsort(probes, n, sizeof(*probes), probe_cmp);
 	for (i = 0; i < n; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, opts);
-		LIBBPF_OPTS(bpf_uprobe_opts, ropts);
-		struct bpf_program *prog;
-		int is_free;
-
 		if (i && probes[i].offset == probes[i - 1].offset) {
 			continue;
 		}
-		is_free = MT_COOKIE_SHAPE(probes[i].cookie) == MT_SH_FREE;
-		prog = is_free ? st->skel->progs.free_enter :
-				 st->skel->progs.alloc_enter;
-		opts.bpf_cookie = probes[i].cookie;
-		opts.retprobe = false;
-		ret = attach_one(st, prog, path, &probes[i], &opts, shown);
+		ret = attach_entry_point(st, path, &probes[i], shown);
 		if (ret > 0) {
 			err = -ENOMEM;
 			break;
 		}
 		if (ret < 0) {
 			err = ret;
-			continue;
 		}
-		if (is_free || (probes[i].cookie & MT_CK_NORET)) {
-			continue;
-		}
-		/* the exit program reads what the entry stored */
-		ropts.retprobe = true;
-		ret = attach_one(st, st->skel->progs.alloc_exit, path,
-				 &probes[i], &ropts, shown);
-		if (ret > 0) {
-			err = -ENOMEM;
-			break;
-		}
-		if (ret < 0) {
-			err = ret;
-			continue;
-		}
-		st->attach_count++;
 	}
 	if (n && st->host->log_level >= MT_LOG_DEBUG) {
 		ebpf_log(st, MT_LOG_DEBUG, "%s: %zu allocator entry points",
