@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/preload/stack-unwind.h - the interposer's call stacks, unwound
+ * in-process with libunwind through .eh_frame (no frame pointers needed).
+ *
+ * Frames are return addresses, innermost first: frames[0] is where the
+ * function that called mtpl_unwind() returns to, i.e. called from
+ * malloc, a return address in the allocator's caller. That is what the eBPF source puts
+ * in the MTKT stack table, and `memtrack report` looks each one up at
+ * address - 1 (core/symbolize.c), so the two sources name frames alike.
+ *
+ * Memory: nothing here calls malloc. libunwind 1.6's local unwinder takes
+ * its caches from mmap (per-thread trace cache, register-state cache in
+ * static TLS) and finds unwind tables with dl_iterate_phdr. One glibc
+ * path remains: libunwind stores its per-thread cache with
+ * pthread_setspecific(), which callocs when the process already uses more
+ * than 32 pthread keys (once per thread). The hook must therefore tolerate
+ * a reentrant malloc in that case (record it untraced, as for any call
+ * made while the hook is busy).
+ *
+ * Threads: any thread, any number; each has its own libunwind cache.
+ * Signals: a capture from a signal handler works (libunwind steps through
+ * the signal frame). A handler that interrupts a capture in progress on
+ * the same thread gets 0 frames, because libunwind's per-thread caches
+ * are not reentrant; a handler interrupting dlopen/dlclose in the same
+ * thread may see the loader's object list mid-update (dl_iterate_phdr's
+ * lock is recursive). libunwind's one-time initialisation takes a mutex
+ * with signals blocked: call mtpl_unwind_init() from the constructor,
+ * before any thread or handler exists.
+ * fork: the child keeps the caches of the forking thread; nothing to do.
+ * errno is preserved.
+ */
+#ifndef MTPL_STACK_UNWIND_H
+#define MTPL_STACK_UNWIND_H
+
+#include <stdint.h>
+
+/* The deepest stack the MTKT format (and the report) accepts. */
+#define MTPL_UNWIND_MAX 127
+
+/*
+ * Initialise libunwind for local unwinding with per-thread caches (no
+ * lock on the unwinding path). Idempotent and cheap after the first call;
+ * mtpl_unwind() calls it too. Returns 0 or a negative errno.
+ */
+int mtpl_unwind_init(void);
+
+/*
+ * Capture the caller's stack: at most max (<= MTPL_UNWIND_MAX) return
+ * addresses into frames, innermost first, after dropping the skip
+ * innermost ones. skip 0: frames[0] is where the function that calls
+ * mtpl_unwind returns to, so a malloc that calls it directly gets its
+ * caller's return address first; a malloc that calls it through a
+ * helper of its own passes 1 (the helper and malloc must then be real
+ * frames: not inlined, no tail call to the helper). The innermost frames
+ * are kept when the stack is deeper than max. Returns the number of
+ * frames (0 when nothing could be unwound, or when called from a signal
+ * handler that interrupted a capture on the same thread).
+ */
+int mtpl_unwind(uint64_t *frames, int max, int skip);
+
+#endif /* MTPL_STACK_UNWIND_H */
