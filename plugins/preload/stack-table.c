@@ -221,9 +221,6 @@ int mtpl_stack_intern(struct mtpl_stack_table *t, const uint64_t *frames,
 	ref->id = 0;
 	ref->slot = NO_SLOT;
 	ref->claim = 0;
-	if (__atomic_load_n(&t->full, __ATOMIC_RELAXED)) {
-		return resend(t, ref);
-	}
 	gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED) & GEN_MASK;
 	for (probes = 0; probes < MAX_PROBES;) {
 		struct mtpl_stack_slot *s = &t->slots[i];
@@ -231,6 +228,11 @@ int mtpl_stack_intern(struct mtpl_stack_table *t, const uint64_t *frames,
 		uint64_t mine = hi | PENDING | gen;
 
 		if (!w) {
+			/* full: what is in is still found, nothing more
+			 * goes in */
+			if (__atomic_load_n(&t->full, __ATOMIC_RELAXED)) {
+				break;
+			}
 			if (__atomic_load_n(&t->used, __ATOMIC_RELAXED) >=
 			    t->limit) {
 				__atomic_store_n(&t->full, 1,
