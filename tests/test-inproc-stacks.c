@@ -31,7 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #ifdef HAVE_LIBELF
@@ -394,6 +396,46 @@ START_TEST(symbolizer_names_frames)
 	ck_assert_str_eq(names[n - 3], "symbolizer_names_frames_fn");
 	ck_assert_str_eq(names[0], "_start");
 	mtpl_maps_destroy(&m);
+}
+END_TEST
+
+static volatile sig_atomic_t storm_total, storm_empty;
+
+static void storm_handler(int sig)
+{
+	uint64_t f[MTPL_UNWIND_MAX];
+
+	storm_total++;
+	/* 0 frames when it interrupted a capture of this thread */
+	if (!mtpl_unwind(f, MTPL_UNWIND_MAX, 0)) {
+		storm_empty++;
+	}
+}
+
+/* Captures interrupted by signal handlers that capture: neither side
+ * breaks, every capture outside the handler is whole. */
+START_TEST(unwind_signal_storm)
+{
+	struct itimerval it = { { 0, 100 }, { 0, 100 } };
+	struct sigaction sa;
+	int i, depth;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = storm_handler;
+	sa.sa_flags = SA_RESTART;
+	ck_assert_int_eq(sigaction(SIGPROF, &sa, NULL), 0);
+	sym_outer(0);
+	depth = nhere;
+	ck_assert_int_gt(depth, 3);
+	ck_assert_int_eq(setitimer(ITIMER_PROF, &it, NULL), 0);
+	for (i = 0; i < 100000 || storm_total < 50; i++) {
+		sym_outer(0);
+		ck_assert_int_eq(nhere, depth);
+	}
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_PROF, &it, NULL);
+	ck_assert_int_gt(storm_total, 0);
+	ck_assert_int_lt(storm_empty, storm_total);
 }
 END_TEST
 
@@ -965,9 +1007,10 @@ START_TEST(maps_dlopen)
 	payload_maps(&maps, &m, MTPL_MAPS_EXEC);
 	ck_assert_int_eq(mtpl_maps_changed(&m), 0);
 
-	snprintf(path, sizeof(path), "%s/tests/progs/.libs/stk-dso.so",
-		 builddir());
-	dso = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	/* by a relative path, which the loader keeps as it is */
+	snprintf(path, sizeof(path), "%s/tests/progs", builddir());
+	ck_assert_int_eq(chdir(path), 0);
+	dso = dlopen("./.libs/stk-dso.so", RTLD_NOW | RTLD_LOCAL);
 	ck_assert_msg(dso, "%s", dlerror());
 	ck_assert_int_eq(mtpl_maps_changed(&m), 1);
 	payload_reset(&more);
@@ -976,8 +1019,14 @@ START_TEST(maps_dlopen)
 	ck_assert_int_eq(execs, 0);
 	ck_assert_int_ge(n, 1);
 	for (i = 0; i < n; i++) {
+		struct stat a, b;
+
 		ck_assert_msg(strstr(recs[i].path, "stk-dso.so"),
 			      "not new: %s", recs[i].path);
+		ck_assert_msg(recs[i].path[0] == '/', "%s", recs[i].path);
+		ck_assert_int_eq(stat(recs[i].path, &a), 0);
+		ck_assert_int_eq(stat("./.libs/stk-dso.so", &b), 0);
+		ck_assert_uint_eq(a.st_ino, b.st_ino);
 	}
 	ck_assert_int_eq(mtpl_maps_changed(&m), 0);
 
@@ -1019,6 +1068,7 @@ static Suite *inproc_stacks_suite(void)
 	tcase_add_test(tc, chain_c_nopie);
 	tcase_add_test(tc, chain_cxx);
 	tcase_add_test(tc, symbolizer_names_frames);
+	tcase_add_test(tc, unwind_signal_storm);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("table");

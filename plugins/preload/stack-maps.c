@@ -170,17 +170,37 @@ static int was_sent(const struct mtpl_maps *m, uint64_t start)
 	return 0;
 }
 
+/* The object's path: the loader's name when absolute; a relative one
+ * (dlopen("./x.so"), a program started as "ld.so ./prog") taken from the
+ * current directory, which is right unless it changed since the load;
+ * the main program's, when the loader has no name for it, from
+ * /proc/self/exe. NULL for the vDSO. */
 static const char *object_path(struct pass *ps, const char *name,
 			       size_t *len)
 {
 	struct mtpl_maps *m = ps->m;
+	size_t dlen, nlen;
 
 	if (name && name[0] == '/') {
 		*len = strnlen(name, 65535);
 		return name;
 	}
-	if (!ps->first) {
-		return NULL; /* the vDSO, or nameless */
+	if (name && strchr(name, '/')) {
+		if (!getcwd(m->scratch, sizeof(m->scratch))) {
+			return NULL;
+		}
+		dlen = strlen(m->scratch);
+		nlen = strlen(name);
+		if (dlen + 1 + nlen >= sizeof(m->scratch)) {
+			return NULL;
+		}
+		m->scratch[dlen] = '/';
+		memcpy(m->scratch + dlen + 1, name, nlen + 1);
+		*len = dlen + 1 + nlen;
+		return m->scratch;
+	}
+	if (!ps->first || (name && name[0])) {
+		return NULL; /* the vDSO */
 	}
 	if (!m->exe_len) {
 		m->exe_len = readlink("/proc/self/exe", m->exe,

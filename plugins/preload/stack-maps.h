@@ -10,9 +10,10 @@
  * records' start, end (page-rounded, as the kernel maps them) and file
  * offset, its PT_NOTE in memory the GNU build-id. The path is the
  * loader's name for the object (which may be a symlink the kernel's maps
- * would show resolved, e.g. /lib/x86_64-linux-gnu/libc.so.6), the main
- * program's is readlink("/proc/self/exe"). The vDSO and nameless objects
- * are left out, as the eBPF source leaves out what is not a file.
+ * would show resolved, e.g. /lib/x86_64-linux-gnu/libc.so.6; a relative
+ * one is made absolute with the current directory), the main program's
+ * is readlink("/proc/self/exe"). The vDSO is left out, as the eBPF source
+ * leaves out what is not a file.
  *
  * Knowing when to send: glibc counts objects loaded and unloaded
  * (dlpi_adds, dlpi_subs); mtpl_maps_changed() compares them with the
@@ -57,6 +58,7 @@ struct mtpl_maps {
 	int lock;      /* 0, or the tid holding it */
 	char exe[4096];
 	ssize_t exe_len; /* 0: not read yet; < 0: unknown */
+	char scratch[4096]; /* a relative name made absolute */
 };
 
 /* Set the state up (mmaps room for 4,096 segments). 0 or -errno. */

@@ -177,11 +177,12 @@ static void stk_atfork_child(void)
 	mtpl_maps_atfork_child(&stk_maps);
 }
 
-/* What the interposer's constructor does. */
+/* What the interposer's constructor does, but for mtpl_unwind_init():
+ * left to the first capture, so that libunwind's set-up runs inside a
+ * hook, where an allocation of its would show as a reentry. */
 static void __attribute__((constructor)) stk_init(void)
 {
-	if (mtpl_unwind_init() ||
-	    mtpl_stack_table_init(&stk_table, 16, 16 << 20, &stk_ids) ||
+	if (mtpl_stack_table_init(&stk_table, 16, 16 << 20, &stk_ids) ||
 	    mtpl_maps_init(&stk_maps)) {
 		fprintf(stderr, "stk: init failed\n");
 		_exit(99);
