@@ -439,6 +439,111 @@ START_TEST(unwind_signal_storm)
 }
 END_TEST
 
+static volatile int stop_cold;
+static struct mtpl_maps cold_maps;
+
+static void *cold_capture(void *arg)
+{
+	sym_outer(0); /* a new thread: libunwind's frame cache is empty */
+	return arg;
+}
+
+/* run only in children: new code to libunwind there, whatever the parent
+ * unwound (its caches are copied into the child) */
+static NOIPA int child_leaf(int x)
+{
+	nhere = mtpl_unwind(here, MTPL_UNWIND_MAX, 0);
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+
+static NOIPA void *child_capture(void *arg)
+{
+	int r = child_leaf(1);
+
+	__asm__ volatile("" : "+r"(r));
+	return arg;
+}
+
+/* new threads capturing: libunwind's cold path, again and again */
+static void *cold_loop(void *arg)
+{
+	while (!stop_cold) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, cold_capture, NULL);
+		pthread_join(t, NULL);
+	}
+	return arg;
+}
+
+/* every mapping written again and again: dl_iterate_phdr's lock held
+ * most of the time */
+static void *maps_loop(void *arg)
+{
+	static unsigned char buf[1 << 16];
+	struct mtpl_maps m;
+
+	ck_assert_int_eq(mtpl_maps_init(&m), 0);
+	while (!stop_cold) {
+		uint32_t records = 0;
+		size_t need;
+
+		mtpl_maps_write(&m, 1, MTPL_MAPS_EXEC, buf, sizeof(buf),
+				&records, &need);
+	}
+	mtpl_maps_destroy(&m);
+	return arg;
+}
+
+/* Forks while other threads are inside dl_iterate_phdr and libunwind's
+ * cold path: glibc does not reset the loader's lock in the child, so
+ * without the fork gate a child would hang at its next cold capture. */
+START_TEST(fork_while_unwinding_cold)
+{
+	pthread_t th[2];
+	int i;
+
+	ck_assert_int_eq(pthread_atfork(mtpl_unwind_atfork_prepare,
+					mtpl_unwind_atfork_parent,
+					mtpl_unwind_atfork_child),
+			 0);
+	ck_assert_int_eq(mtpl_maps_init(&cold_maps), 0);
+	stop_cold = 0;
+	pthread_create(&th[0], NULL, cold_loop, NULL);
+	pthread_create(&th[1], NULL, maps_loop, NULL);
+	for (i = 0; i < 100; i++) {
+		int status;
+		pid_t pid = fork();
+
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			static unsigned char buf[1 << 16];
+			uint32_t records = 0;
+			size_t need;
+			pthread_t t;
+
+			alarm(5); /* hung: killed, and the test fails */
+			nhere = 0;
+			pthread_create(&t, NULL, child_capture, NULL);
+			pthread_join(t, NULL);
+			mtpl_maps_write(&cold_maps, 2, 0, buf, sizeof(buf),
+					&records, &need);
+			/* child_capture, start_thread, clone3 */
+			_exit(nhere == 3 && records > 2 ? 0 : 1);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "child %d: status %#x", i, status);
+	}
+	stop_cold = 1;
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+	}
+	mtpl_maps_destroy(&cold_maps);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* table                                                               */
 /* ------------------------------------------------------------------ */
@@ -1069,6 +1174,7 @@ static Suite *inproc_stacks_suite(void)
 	tcase_add_test(tc, chain_cxx);
 	tcase_add_test(tc, symbolizer_names_frames);
 	tcase_add_test(tc, unwind_signal_storm);
+	tcase_add_test(tc, fork_while_unwinding_cold);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("table");

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 
 #include "stack-maps.h"
+#include "stack-unwind.h"
 
 #define SENT_CAP 4096
 #define BUILD_ID_MAX 255 /* the record's length is a byte */
@@ -97,7 +98,9 @@ int mtpl_maps_changed(const struct mtpl_maps *m)
 	if (!m->written) {
 		return 1;
 	}
+	mtpl_loader_enter();
 	dl_iterate_phdr(counts_cb, &c);
+	mtpl_loader_leave();
 	return c.adds != m->adds || c.subs != m->subs;
 }
 
@@ -272,6 +275,7 @@ ssize_t mtpl_maps_write(struct mtpl_maps *m, uint32_t pid, unsigned flags,
 	struct pass ps = { m, pid, buf, cap, 0, 0, 1, 0, 0 };
 	struct counts c = { 0, 0 };
 
+	mtpl_loader_enter();
 	dl_iterate_phdr(counts_cb, &c);
 	if (flags & MTPL_MAPS_EXEC) {
 		unsigned char rec[5] = { MTPL_MAPS_REC_EXEC };
@@ -286,6 +290,7 @@ ssize_t mtpl_maps_write(struct mtpl_maps *m, uint32_t pid, unsigned flags,
 	/* the counters are read before the walk: an object added during it
 	 * shows as a change next time, and is at worst sent twice */
 	dl_iterate_phdr(maps_cb, &ps);
+	mtpl_loader_leave();
 	if (ps.len > cap) {
 		*need = ps.len;
 		return -ENOSPC;

@@ -29,6 +29,9 @@
  * which glibc does not promise to be async-signal-safe; the lock here
  * refuses a signal handler nested in its holder (-EDEADLK) instead of
  * deadlocking.
+ * Its dl_iterate_phdr calls go through stack-unwind's fork gate
+ * (mtpl_loader_enter): the atfork functions of stack-unwind.h must be
+ * registered.
  * Fork: the child keeps the state (its mappings are the parent's: send a
  * fork record) and calls mtpl_maps_atfork_child(), which frees the lock
  * a thread that did not come along may have held. After exec, init a new state and write with

@@ -25,7 +25,9 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <signal.h>
+#include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stack-unwind.h"
 
@@ -39,6 +41,108 @@ static int inited;
 static __thread volatile sig_atomic_t busy
 	__attribute__((tls_model("initial-exec")));
 
+/*
+ * The fork gate. Threads inside a loader section count themselves in one
+ * of GATE_SLOTS counters (by thread id, each on its own cache line, so
+ * that the capture path does not bounce one line between cores); the
+ * forking thread raises `forking`, then waits for every counter to drop.
+ * Both sides write then read with sequential consistency: either the
+ * entering thread sees `forking` and backs out, or the forking thread
+ * sees its count.
+ */
+#define GATE_SLOTS 64
+
+static struct {
+	int n;
+	char pad[60];
+} inside[GATE_SLOTS] __attribute__((aligned(64)));
+static int forking;
+
+/* this thread's counter (+1; 0: not chosen yet) and its nesting depth */
+static __thread int gate_slot __attribute__((tls_model("initial-exec")));
+static __thread volatile sig_atomic_t gate_depth
+	__attribute__((tls_model("initial-exec")));
+/* set in the forking thread between prepare and parent/child: it goes
+ * through the gate (a fork handler that runs after ours may allocate, and
+ * so capture; its section ends before the fork) */
+static __thread int gate_forker __attribute__((tls_model("initial-exec")));
+
+static int my_slot(void)
+{
+	if (!gate_slot) {
+		gate_slot = 1 + (int)((unsigned)gettid() % GATE_SLOTS);
+	}
+	return gate_slot - 1;
+}
+
+void mtpl_loader_enter(void)
+{
+	int i;
+
+	if (gate_depth++ > 0) {
+		return; /* a handler on top of a section: already counted */
+	}
+	i = my_slot();
+	for (;;) {
+		__atomic_add_fetch(&inside[i].n, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&forking, __ATOMIC_SEQ_CST) ||
+		    gate_forker) {
+			return;
+		}
+		__atomic_sub_fetch(&inside[i].n, 1, __ATOMIC_SEQ_CST);
+		while (__atomic_load_n(&forking, __ATOMIC_ACQUIRE)) {
+			sched_yield();
+		}
+	}
+}
+
+void mtpl_loader_leave(void)
+{
+	if (--gate_depth > 0) {
+		return;
+	}
+	__atomic_sub_fetch(&inside[my_slot()].n, 1, __ATOMIC_RELEASE);
+}
+
+void mtpl_unwind_atfork_prepare(void)
+{
+	int i, mine = my_slot();
+
+	gate_forker = 1;
+	__atomic_store_n(&forking, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < GATE_SLOTS; i++) {
+		/* a fork from a handler on top of our own section: that
+		 * one will not end before the fork */
+		int own = i == mine && gate_depth > 0;
+
+		while (__atomic_load_n(&inside[i].n, __ATOMIC_SEQ_CST) > own) {
+			sched_yield();
+		}
+	}
+}
+
+void mtpl_unwind_atfork_parent(void)
+{
+	gate_forker = 0;
+	__atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
+}
+
+void mtpl_unwind_atfork_child(void)
+{
+	int i;
+
+	/* the other threads are gone, and their counts with them */
+	for (i = 0; i < GATE_SLOTS; i++) {
+		inside[i].n = 0;
+	}
+	gate_slot = 0;
+	gate_forker = 0;
+	if (gate_depth > 0) {
+		inside[my_slot()].n = 1;
+	}
+	__atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
+}
+
 int mtpl_unwind_init(void)
 {
 	void *warm[4];
@@ -48,21 +152,24 @@ int mtpl_unwind_init(void)
 	if (__atomic_load_n(&inited, __ATOMIC_ACQUIRE)) {
 		return 0;
 	}
-	/* per-thread caches: no lock, so no deadlock with a signal handler
-	 * (the global cache takes a mutex) */
+	/* per-thread caches where libunwind has them: no lock on the path
+	 * (elsewhere, as in Debian's build, this means the global cache) */
 	if (unw_set_caching_policy(unw_local_addr_space,
 				   UNW_CACHE_PER_THREAD)) {
 		err = -EINVAL;
 		goto end;
 	}
-	/* unw_set_cache_size() is not offered for per-thread caches in 1.6
-	 * (it returns -1): their size is libunwind's built-in one. */
+	/* unw_set_cache_size() is left alone: it sizes the register-state
+	 * cache, which only serves frames unw_backtrace's per-thread frame
+	 * cache does not hold yet (measured: no difference cold or warm) */
 
 	/* libunwind's one-time set-up (a mutex, a pipe it uses to validate
 	 * addresses) happens now, in the caller's context, not later in a
 	 * hook or a signal handler */
 	busy = 1;
+	mtpl_loader_enter();
 	unw_backtrace(warm, 4);
+	mtpl_loader_leave();
 	busy = 0;
 	__atomic_store_n(&inited, 1, __ATOMIC_RELEASE);
 end:
@@ -89,7 +196,9 @@ __attribute__((noinline)) int mtpl_unwind(uint64_t *frames, int max,
 	saved = errno;
 	drop = 2 + skip;
 	busy = 1;
+	mtpl_loader_enter();
 	n = unw_backtrace(ips, drop + max);
+	mtpl_loader_leave();
 	busy = 0;
 	n = n > drop ? n - drop : 0;
 	for (i = 0; i < n; i++) {

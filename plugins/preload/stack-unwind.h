@@ -18,16 +18,28 @@
  * a reentrant malloc in that case (record it untraced, as for any call
  * made while the hook is busy).
  *
- * Threads: any thread, any number; each has its own libunwind cache.
+ * Threads: any thread, any number. unw_backtrace's frame cache is per
+ * thread (mmap'd, 256 KiB at the first capture of a thread, freed at its
+ * exit). Its register-state cache, used only for frames not cached yet,
+ * is per thread when libunwind is built with --enable-per-thread-cache;
+ * Debian's is not, and the per-thread policy asked for falls back to the
+ * global cache, behind a mutex libunwind takes with all signals blocked.
+ *
  * Signals: a capture from a signal handler works (libunwind steps through
  * the signal frame). A handler that interrupts a capture in progress on
- * the same thread gets 0 frames, because libunwind's per-thread caches
- * are not reentrant; a handler interrupting dlopen/dlclose in the same
- * thread may see the loader's object list mid-update (dl_iterate_phdr's
- * lock is recursive). libunwind's one-time initialisation takes a mutex
- * with signals blocked: call mtpl_unwind_init() from the constructor,
- * before any thread or handler exists.
- * fork: the child keeps the caches of the forking thread; nothing to do.
+ * the same thread gets 0 frames, because libunwind's frame cache is not
+ * reentrant; a handler interrupting dlopen/dlclose in the same thread may
+ * see the loader's object list mid-update (dl_iterate_phdr's lock is
+ * recursive). libunwind's one-time initialisation takes a mutex with
+ * signals blocked: call mtpl_unwind_init() from the constructor, before
+ * any thread or handler exists.
+ *
+ * fork: libunwind's mutex and glibc's lock of the loader's list (taken by
+ * dl_iterate_phdr, not reset in the child by glibc 2.36) would stay
+ * locked forever in a child forked while another thread held them, and
+ * its next capture of a new frame would hang. The atfork functions below
+ * prevent it: register them with pthread_atfork().
+ *
  * errno is preserved.
  */
 #ifndef MTPL_STACK_UNWIND_H
@@ -58,5 +70,28 @@ int mtpl_unwind_init(void);
  * handler that interrupted a capture on the same thread).
  */
 int mtpl_unwind(uint64_t *frames, int max, int skip);
+
+/*
+ * A section of code that may take libunwind's or the loader's locks: any
+ * call of dl_iterate_phdr from the hooks goes between these (stack-maps
+ * does; mtpl_unwind does it itself). Nests in one thread (signal
+ * handlers). While a fork is being prepared, enter waits for its end.
+ */
+void mtpl_loader_enter(void);
+void mtpl_loader_leave(void);
+
+/*
+ * pthread_atfork(mtpl_unwind_atfork_prepare, mtpl_unwind_atfork_parent,
+ * mtpl_unwind_atfork_child): prepare waits until no other thread is
+ * between mtpl_loader_enter and leave (captures take microseconds) and
+ * holds new ones at the door until parent/child reopen it, so that the
+ * child starts with those locks free. The forking thread itself is let
+ * through (fork handlers that run after this prepare may allocate). A
+ * thread held at the door holds what it held when it called: capture
+ * before taking any lock a fork handler may need.
+ */
+void mtpl_unwind_atfork_prepare(void);
+void mtpl_unwind_atfork_parent(void);
+void mtpl_unwind_atfork_child(void);
 
 #endif /* MTPL_STACK_UNWIND_H */

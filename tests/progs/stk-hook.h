@@ -173,6 +173,7 @@ void free(void *p)
 
 static void stk_atfork_child(void)
 {
+	mtpl_unwind_atfork_child();
 	mtpl_stack_table_atfork_child(&stk_table);
 	mtpl_maps_atfork_child(&stk_maps);
 }
@@ -187,7 +188,8 @@ static void __attribute__((constructor)) stk_init(void)
 		fprintf(stderr, "stk: init failed\n");
 		_exit(99);
 	}
-	pthread_atfork(NULL, NULL, stk_atfork_child);
+	pthread_atfork(mtpl_unwind_atfork_prepare, mtpl_unwind_atfork_parent,
+		       stk_atfork_child);
 	__atomic_store_n(&stk_ready, 1, __ATOMIC_RELEASE);
 }
 
