@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 
 #include "stack-maps.h"
@@ -210,6 +211,15 @@ static const char *object_path(struct pass *ps, const char *name,
 				      sizeof(m->exe));
 		if (m->exe_len >= (ssize_t)sizeof(m->exe)) {
 			m->exe_len = -1;
+		}
+	}
+	if (m->exe_len <= 0) {
+		/* no /proc: the name execve was given, if absolute */
+		const char *fn = (const char *)getauxval(AT_EXECFN);
+
+		if (fn && fn[0] == '/') {
+			*len = strnlen(fn, 4095);
+			return fn;
 		}
 	}
 	if (m->exe_len <= 0) {

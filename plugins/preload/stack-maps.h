@@ -12,7 +12,7 @@
  * loader's name for the object (which may be a symlink the kernel's maps
  * would show resolved, e.g. /lib/x86_64-linux-gnu/libc.so.6; a relative
  * one is made absolute with the current directory), the main program's
- * is readlink("/proc/self/exe"). The vDSO is left out, as the eBPF source
+ * is readlink("/proc/self/exe") (without /proc, AT_EXECFN if absolute). The vDSO is left out, as the eBPF source
  * leaves out what is not a file.
  *
  * Knowing when to send: glibc counts objects loaded and unloaded

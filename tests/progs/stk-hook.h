@@ -60,11 +60,20 @@ static struct mtpl_maps stk_maps;
 static int stk_ready;
 static unsigned char stk_mapbuf[1 << 16];
 
-/* noinline: the hook is the one frame between malloc and mtpl_unwind,
- * which skips it */
+/*
+ * The order the interposer follows; "ring:" marks where it writes into
+ * the ring memtrack reads (here the records are only encoded):
+ *   unwind; intern;
+ *   new stack: maps lock; if the mappings changed, ring: MTKM records;
+ *              maps unlock; ring: the MTKT record; publish (always);
+ *   ring: the event, with the id.
+ * noinline: the hook is the one frame between malloc and mtpl_unwind,
+ * which skips it.
+ */
 static __attribute__((noinline)) void stk_hook(size_t size)
 {
 	uint64_t frames[STK_DEPTH];
+	unsigned char rec[12 + 8 * STK_DEPTH];
 	struct mtpl_stack_ref ref;
 	int n;
 
@@ -87,6 +96,7 @@ static __attribute__((noinline)) void stk_hook(size_t size)
 				size_t need = 0;
 
 				if (mtpl_maps_changed(&stk_maps)) {
+					/* ring: stk_mapbuf's records */
 					mtpl_maps_write(&stk_maps,
 							(uint32_t)getpid(), 0,
 							stk_mapbuf,
@@ -95,11 +105,16 @@ static __attribute__((noinline)) void stk_hook(size_t size)
 				}
 				mtpl_maps_unlock(&stk_maps);
 			}
+			/* ring: the stack's record */
+			mtpl_stack_record(rec, sizeof(rec), ref.id,
+					  (uint32_t)getpid(), frames,
+					  (uint32_t)n);
 			mtpl_stack_publish(&stk_table, &ref);
 		} else if (r == MTPL_STACK_KNOWN) {
 			__atomic_add_fetch(&stk_known, 1, __ATOMIC_RELAXED);
 		}
 	}
+	/* ring: the event */
 	if (size == STK_MAGIC) {
 		memcpy(stk_last, frames, sizeof(frames[0]) * (size_t)n);
 		stk_nlast = n;
@@ -171,11 +186,24 @@ void free(void *p)
 	__libc_free(p);
 }
 
+static pid_t stk_parent;
+
+static void stk_atfork_prepare(void)
+{
+	stk_parent = getpid();
+	mtpl_unwind_atfork_prepare();
+}
+
 static void stk_atfork_child(void)
 {
+	unsigned char rec[9];
+
 	mtpl_unwind_atfork_child();
 	mtpl_stack_table_atfork_child(&stk_table);
 	mtpl_maps_atfork_child(&stk_maps);
+	/* ring: the fork record, before any event or stack of the child */
+	mtpl_maps_fork_record(rec, sizeof(rec), (uint32_t)getpid(),
+			      (uint32_t)stk_parent);
 }
 
 /* What the interposer's constructor does, but for mtpl_unwind_init():
@@ -188,8 +216,18 @@ static void __attribute__((constructor)) stk_init(void)
 		fprintf(stderr, "stk: init failed\n");
 		_exit(99);
 	}
-	pthread_atfork(mtpl_unwind_atfork_prepare, mtpl_unwind_atfork_parent,
+	pthread_atfork(stk_atfork_prepare, mtpl_unwind_atfork_parent,
 		       stk_atfork_child);
+	if (!mtpl_maps_lock(&stk_maps)) {
+		uint32_t recs = 0;
+		size_t need = 0;
+
+		/* ring: the exec record and every mapping, before any
+		 * stack */
+		mtpl_maps_write(&stk_maps, (uint32_t)getpid(), MTPL_MAPS_EXEC,
+				stk_mapbuf, sizeof(stk_mapbuf), &recs, &need);
+		mtpl_maps_unlock(&stk_maps);
+	}
 	__atomic_store_n(&stk_ready, 1, __ATOMIC_RELEASE);
 }
 
