@@ -20,9 +20,10 @@
  * and in a signal handler. A thread that finds a stack another thread is
  * still sending waits for it (a bounded spin, then sched_yield) so that
  * it never writes an event whose stack record is not yet in the ring.
- * If the sender does not publish within about a millisecond (it was
- * preempted, or it is this very thread interrupted by a signal handler),
- * the waiter sends the stack again under a fresh id instead.
+ * If the sender does not publish within 10 ms (it was preempted, or
+ * waits for room in the ring), the waiter sends the stack again under a
+ * fresh id instead; a signal handler on top of a thread that is sending
+ * a stack does so at once (it could be waiting for itself).
  *
  * Fork: the child keeps its parent's table (MAP_PRIVATE memory is
  * copied). Its ids stay valid: the report ties a stack's addresses to the

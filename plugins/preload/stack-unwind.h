@@ -4,19 +4,23 @@
  * in-process with libunwind through .eh_frame (no frame pointers needed).
  *
  * Frames are return addresses, innermost first: frames[0] is where the
- * function that called mtpl_unwind() returns to, i.e. called from
- * malloc, a return address in the allocator's caller. That is what the eBPF source puts
- * in the MTKT stack table, and `memtrack report` looks each one up at
- * address - 1 (core/symbolize.c), so the two sources name frames alike.
+ * function that called mtpl_unwind() returns to; called from malloc, a
+ * return address in the allocator's caller. That is what the eBPF source
+ * puts in the MTKT stack table, and `memtrack report` looks each one up
+ * at address - 1 (core/symbolize.c), so the two sources name frames
+ * alike.
  *
- * Memory: nothing here calls malloc. libunwind 1.6's local unwinder takes
- * its caches from mmap (per-thread trace cache, register-state cache in
- * static TLS) and finds unwind tables with dl_iterate_phdr. One glibc
- * path remains: libunwind stores its per-thread cache with
- * pthread_setspecific(), which callocs when the process already uses more
- * than 32 pthread keys (once per thread). The hook must therefore tolerate
- * a reentrant malloc in that case (record it untraced, as for any call
- * made while the hook is busy).
+ * Memory: nothing here calls malloc (tests/progs/stk-chain counts hook
+ * reentries: none, the first capture of the process and of each thread
+ * included). libunwind 1.6's local unwinder takes its caches from mmap
+ * and finds unwind tables with dl_iterate_phdr. One glibc path remains:
+ * libunwind registers each thread's frame cache with
+ * pthread_setspecific(), which callocs once per thread when the process
+ * already has more than 32 pthread keys. The hook must tolerate that
+ * reentrant malloc (record it untraced, as any call made while the hook
+ * is busy), or the interposer can make each thread's first capture in
+ * its pthread_create wrapper, outside any hook. libunwind's set-up also
+ * opens a pipe (two O_CLOEXEC descriptors) it checks addresses with.
  *
  * Threads: any thread, any number. unw_backtrace's frame cache is per
  * thread (mmap'd, 256 KiB at the first capture of a thread, freed at its
@@ -51,9 +55,10 @@
 #define MTPL_UNWIND_MAX 127
 
 /*
- * Initialise libunwind for local unwinding with per-thread caches (no
- * lock on the unwinding path). Idempotent and cheap after the first call;
- * mtpl_unwind() calls it too. Returns 0 or a negative errno.
+ * Initialise libunwind for local unwinding (per-thread caches where it
+ * has them) and do its one-time set-up now. Idempotent and cheap after
+ * the first call; mtpl_unwind() calls it too. Returns 0 or a negative
+ * errno.
  */
 int mtpl_unwind_init(void);
 
