@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/preload/stack-maps.c - see stack-maps.h.
+ *
+ * One pass of dl_iterate_phdr writes what fits; when the buffer is too
+ * small the pass goes on counting, so the caller learns the size at once
+ * (the loader's list cannot be walked from where a pass stopped). A pass
+ * notes the segments it sends past the end of the set of those sent, and
+ * keeps them only when it succeeds.
+ */
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <sched.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+#include "stack-maps.h"
+#include "stack-unwind.h"
+
+#define SENT_CAP 4096
+#define BUILD_ID_MAX 255 /* the record's length is a byte */
+
+int mtpl_maps_init(struct mtpl_maps *m)
+{
+	void *p;
+
+	memset(m, 0, sizeof(*m));
+	p = mmap(NULL, SENT_CAP * sizeof(*m->sent), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		return -errno;
+	}
+	m->sent = p;
+	m->cap = SENT_CAP;
+	m->page = sysconf(_SC_PAGESIZE);
+	return 0;
+}
+
+void mtpl_maps_destroy(struct mtpl_maps *m)
+{
+	if (m->sent) {
+		munmap(m->sent, (size_t)m->cap * sizeof(*m->sent));
+	}
+	memset(m, 0, sizeof(*m));
+}
+
+int mtpl_maps_lock(struct mtpl_maps *m)
+{
+	int me = (int)gettid(), free_ = 0;
+
+	while (!__atomic_compare_exchange_n(&m->lock, &free_, me, 0,
+					    __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		if (free_ == me) {
+			return -EDEADLK;
+		}
+		free_ = 0;
+		sched_yield();
+	}
+	return 0;
+}
+
+void mtpl_maps_unlock(struct mtpl_maps *m)
+{
+	__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
+}
+
+void mtpl_maps_atfork_child(struct mtpl_maps *m)
+{
+	__atomic_store_n(&m->lock, 0, __ATOMIC_RELAXED);
+}
+
+struct counts {
+	unsigned long long adds, subs;
+};
+
+static int counts_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct counts *c = data;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+			    sizeof(info->dlpi_subs)) {
+		c->adds = info->dlpi_adds;
+		c->subs = info->dlpi_subs;
+	}
+	return 1; /* the counters are global: one object is enough */
+}
+
+int mtpl_maps_changed(const struct mtpl_maps *m)
+{
+	struct counts c = { 0, 0 };
+
+	if (!m->written) {
+		return 1;
+	}
+	mtpl_loader_enter();
+	dl_iterate_phdr(counts_cb, &c);
+	mtpl_loader_leave();
+	return c.adds != m->adds || c.subs != m->subs;
+}
+
+/* The GNU build-id in the PT_NOTE segments of a loaded object. */
+static size_t build_id(const struct dl_phdr_info *info,
+		       const unsigned char **id)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const unsigned char *p, *end;
+		size_t align;
+
+		if (ph->p_type != PT_NOTE) {
+			continue;
+		}
+		align = ph->p_align == 8 ? 8 : 4;
+		p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const void *)p;
+			const unsigned char *name = p + sizeof(*nh);
+			const unsigned char *desc =
+				name + ((nh->n_namesz + align - 1) & ~(align - 1));
+
+			p = desc + ((nh->n_descsz + align - 1) & ~(align - 1));
+			if (p > end) {
+				break;
+			}
+			if (nh->n_type == NT_GNU_BUILD_ID &&
+			    nh->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+			    nh->n_descsz <= BUILD_ID_MAX) {
+				*id = desc;
+				return nh->n_descsz;
+			}
+		}
+	}
+	return 0;
+}
+
+struct pass {
+	struct mtpl_maps *m;
+	uint32_t pid;
+	unsigned char *buf;
+	size_t cap, len; /* len: bytes the records take, written or not */
+	uint32_t records;
+	int first;     /* the next object is the main program */
+	int resend;    /* an object went away: send everything again */
+	uint32_t added; /* segments recorded past m->nsent, not yet kept */
+};
+
+static void put(struct pass *ps, const void *data, size_t n)
+{
+	if (ps->len + n <= ps->cap) {
+		memcpy(ps->buf + ps->len, data, n);
+	}
+	ps->len += n;
+}
+
+static int was_sent(const struct mtpl_maps *m, uint64_t start)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nsent; i++) {
+		if (m->sent[i] == start) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The object's path: the loader's name when absolute; a relative one
+ * (dlopen("./x.so"), a program started as "ld.so ./prog") taken from the
+ * current directory, which is right unless it changed since the load;
+ * the main program's, when the loader has no name for it, from
+ * /proc/self/exe. NULL for the vDSO. */
+static const char *object_path(struct pass *ps, const char *name,
+			       size_t *len)
+{
+	struct mtpl_maps *m = ps->m;
+	size_t dlen, nlen;
+
+	if (name && name[0] == '/') {
+		*len = strnlen(name, 65535);
+		return name;
+	}
+	if (name && strchr(name, '/')) {
+		if (!getcwd(m->scratch, sizeof(m->scratch))) {
+			return NULL;
+		}
+		dlen = strlen(m->scratch);
+		nlen = strlen(name);
+		if (dlen + 1 + nlen >= sizeof(m->scratch)) {
+			return NULL;
+		}
+		m->scratch[dlen] = '/';
+		memcpy(m->scratch + dlen + 1, name, nlen + 1);
+		*len = dlen + 1 + nlen;
+		return m->scratch;
+	}
+	if (!ps->first || (name && name[0])) {
+		return NULL; /* the vDSO */
+	}
+	if (!m->exe_len) {
+		m->exe_len = readlink("/proc/self/exe", m->exe,
+				      sizeof(m->exe));
+		if (m->exe_len >= (ssize_t)sizeof(m->exe)) {
+			m->exe_len = -1;
+		}
+	}
+	if (m->exe_len <= 0) {
+		/* no /proc: the name execve was given, if absolute */
+		const char *fn = (const char *)getauxval(AT_EXECFN);
+
+		if (fn && fn[0] == '/') {
+			*len = strnlen(fn, 4095);
+			return fn;
+		}
+	}
+	if (m->exe_len <= 0) {
+		return NULL;
+	}
+	*len = (size_t)m->exe_len;
+	return m->exe;
+}
+
+static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct pass *ps = data;
+	struct mtpl_maps *m = ps->m;
+	const unsigned char *bid = NULL;
+	const char *path;
+	size_t plen = 0, bidlen;
+	uint64_t mask = ~(uint64_t)(m->page - 1);
+	int i;
+
+	path = object_path(ps, info->dlpi_name, &plen);
+	ps->first = 0;
+	if (!path) {
+		return 0;
+	}
+	bidlen = build_id(info, &bid);
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		unsigned char hdr[1 + 4 + 24 + 1];
+		uint64_t v[3];
+		uint16_t l16 = (uint16_t)plen;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
+		    !ph->p_memsz) {
+			continue;
+		}
+		v[0] = (info->dlpi_addr + ph->p_vaddr) & mask;
+		v[1] = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz +
+			(uint64_t)m->page - 1) & mask;
+		v[2] = ph->p_offset & mask;
+		if (!ps->resend && was_sent(m, v[0])) {
+			continue;
+		}
+		hdr[0] = MTPL_MAPS_REC_MAP;
+		memcpy(hdr + 1, &ps->pid, 4);
+		memcpy(hdr + 5, v, sizeof(v));
+		hdr[29] = (unsigned char)bidlen;
+		put(ps, hdr, sizeof(hdr));
+		put(ps, bid, bidlen);
+		put(ps, &l16, 2);
+		put(ps, path, plen);
+		ps->records++;
+		if (m->nsent + ps->added < m->cap) {
+			m->sent[m->nsent + ps->added++] = v[0];
+		}
+	}
+	return 0;
+}
+
+ssize_t mtpl_maps_write(struct mtpl_maps *m, uint32_t pid, unsigned flags,
+			void *buf, size_t cap, uint32_t *records,
+			size_t *need)
+{
+	struct pass ps = { m, pid, buf, cap, 0, 0, 1, 0, 0 };
+	struct counts c = { 0, 0 };
+
+	mtpl_loader_enter();
+	dl_iterate_phdr(counts_cb, &c);
+	if (flags & MTPL_MAPS_EXEC) {
+		unsigned char rec[5] = { MTPL_MAPS_REC_EXEC };
+
+		memcpy(rec + 1, &pid, 4);
+		put(&ps, rec, sizeof(rec));
+		ps.records++;
+		ps.resend = 1;
+	} else if (m->written && c.subs != m->subs) {
+		ps.resend = 1;
+	}
+	/* the counters are read before the walk: an object added during it
+	 * shows as a change next time, and is at worst sent twice */
+	dl_iterate_phdr(maps_cb, &ps);
+	mtpl_loader_leave();
+	if (ps.len > cap) {
+		*need = ps.len;
+		return -ENOSPC;
+	}
+	if (ps.resend) {
+		memmove(m->sent, m->sent + m->nsent,
+			ps.added * sizeof(*m->sent));
+		m->nsent = 0;
+	}
+	m->nsent += ps.added;
+	m->adds = c.adds;
+	m->subs = c.subs;
+	m->written = 1;
+	*records += ps.records;
+	return (ssize_t)ps.len;
+}
+
+size_t mtpl_maps_fork_record(void *buf, size_t cap, uint32_t child,
+			     uint32_t parent)
+{
+	unsigned char *p = buf;
+
+	if (cap < 9) {
+		return 0;
+	}
+	p[0] = MTPL_MAPS_REC_FORK;
+	memcpy(p + 1, &child, 4);
+	memcpy(p + 5, &parent, 4);
+	return 9;
+}
