@@ -49,9 +49,10 @@ if HAVE_CHECK
 check_PROGRAMS += tests/test-inproc-stacks
 TESTS += tests/test-inproc-stacks
 tests_test_inproc_stacks_SOURCES = tests/test-inproc-stacks.c
+tests_test_inproc_stacks_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/report
 tests_test_inproc_stacks_CFLAGS = $(TEST_CFLAGS) $(LIBELF_CFLAGS)
 tests_test_inproc_stacks_LDADD = plugins/preload/libmtpl-stacks.la \
-	core/libmtcore.la $(TEST_LIBS) $(LIBELF_LIBS) -ldl
+	report/libmtreport.la $(TEST_LIBS) $(LIBELF_LIBS) -ldl
 EXTRA_tests_test_inproc_stacks_DEPENDENCIES = tests/progs/stk-chain \
 	tests/progs/stk-chain-nopie tests/progs/stk-chain-cxx \
 	tests/progs/stk-dso.la

@@ -9,7 +9,7 @@
  *   main, __libc_start_main and _start, from a thread, a signal handler
  *   and forked children too, without the hook ever reentering malloc. A
  *   stack captured here, with the mappings written here, must be named
- *   by the report's symbolizer (core/symbolize.c) frame by frame.
+ *   by the report's symbolizer (report/symbolize.c) frame by frame.
  * table: one id per distinct stack, new exactly once even when threads
  *   race on it, nobody using an id before it is published, bounded
  *   memory with a sane fallback, fork while a stack is being sent.
@@ -39,9 +39,9 @@
 #ifdef HAVE_LIBELF
 #include <libelf.h>
 
-#include "core/elf-build-id.h"
+#include "elf-build-id.h"
 #endif
-#include "core/symbolize.h"
+#include "symbolize.h"
 #include "plugins/preload/stack-maps.h"
 #include "plugins/preload/stack-table.h"
 #include "plugins/preload/stack-unwind.h"
@@ -373,7 +373,7 @@ static NOIPA int sym_outer(int x)
 }
 
 /* A stack unwound here and the mappings written here, read back by
- * core/symbolize.c: the frames are named, innermost last. */
+ * report/symbolize.c: the frames are named, innermost last. */
 START_TEST(symbolizer_names_frames)
 {
 	static struct payload maps, stacks;

@@ -41,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Ids beyond this are refused by `memtrack report` (core/symbolize.c) */
+/* Ids beyond this are refused by `memtrack report` (report/symbolize.c) */
 #define MTPL_STACK_ID_MAX ((1u << 26) - 1)
 
 /* The bytes of the MTKT/MTKM payload header (mtpl_meta_seal) */

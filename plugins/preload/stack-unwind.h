@@ -7,7 +7,7 @@
  * function that called mtpl_unwind() returns to; called from malloc, a
  * return address in the allocator's caller. That is what the eBPF source
  * puts in the MTKT stack table, and `memtrack report` looks each one up
- * at address - 1 (core/symbolize.c), so the two sources name frames
+ * at address - 1 (report/symbolize.c), so the two sources name frames
  * alike.
  *
  * Memory: nothing here calls malloc (tests/progs/stk-chain counts hook
