@@ -7,6 +7,7 @@ core_libmtcore_la_SOURCES = \
 	core/plugin.c core/plugin.h \
 	core/pipeline.c core/pipeline.h \
 	core/spawn.c core/spawn.h \
+	core/command-env.c core/command-env.h \
 	core/control.c core/control.h \
 	core/dump.c core/dump.h \
 	core/report.c core/report.h \
