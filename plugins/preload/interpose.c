@@ -18,8 +18,8 @@
  *     made while the next malloc is being looked up (dlsym calls calloc)
  *     come from a static bootstrap arena and are never given back.
  *   - State is initial-exec TLS and plain globals: usable before our
- *     constructor (there is none: attaching happens at the first call)
- *     and in signal handlers. The ring takes no lock.
+ *     constructor (an entry point called earlier attaches by itself) and
+ *     in signal handlers. The ring takes no lock.
  *   - An exception thrown by the real operator new unwinds through us:
  *     built with -fexceptions, the depth is restored by a cleanup.
  *   - When memtrack has gone, or the memory cannot be reached, the
@@ -392,6 +392,16 @@ static void attach(void)
 	__atomic_fetch_add(&shm->attached, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&state, ST_ON, __ATOMIC_RELEASE);
 	self.depth--;
+}
+
+/* Attach before the program's code runs (a signal handler coming while
+ * its own thread attaches would find the process not attached yet); the
+ * entry points attach by themselves before this runs. */
+__attribute__((constructor)) static void attach_early(void)
+{
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == ST_UNTRIED) {
+		attach();
+	}
 }
 
 static inline int active(void)
@@ -1143,4 +1153,97 @@ int hook_posix_spawnp(pid_t *pid, const char *file,
 		return ENOSYS;
 	}
 	return fn(pid, file, fa, attr, argv, envp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Signal handlers                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A handler that allocates while its thread is inside an allocator call
+ * would look nested (depth > 0) and go unrecorded: handlers run through a
+ * trampoline that starts them at depth 0 and puts the depth back after.
+ * (A handler that longjmps out leaves it at 0, which is where the code it
+ * jumps to is.) The ring needs nothing: a handler interrupting a write
+ * keeps its events pending (ring.c, I4).
+ */
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+static void *user_handler[_NSIG];
+static int user_siginfo[_NSIG];
+
+static void trampoline(int sig, siginfo_t *si, void *uc)
+{
+	int saved = self.depth;
+	void *h = __atomic_load_n(&user_handler[sig], __ATOMIC_ACQUIRE);
+
+	self.depth = 0;
+	if (user_siginfo[sig]) {
+		((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+	} else {
+		((void (*)(int))h)(sig);
+	}
+	self.depth = saved;
+}
+
+PL_EXPORT int hook_sigaction(int sig, const struct sigaction *act,
+			     struct sigaction *oact) __asm__("sigaction");
+int hook_sigaction(int sig, const struct sigaction *act,
+		   struct sigaction *oact)
+{
+	REAL(sigaction_fn, sigaction);
+	struct sigaction mine;
+	void *old_handler = NULL;
+	int old_siginfo = 0, ret;
+
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (sig <= 0 || sig >= _NSIG) {
+		return fn(sig, act, oact);
+	}
+	old_handler = __atomic_load_n(&user_handler[sig], __ATOMIC_ACQUIRE);
+	old_siginfo = user_siginfo[sig];
+	if (act && act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) {
+		mine = *act;
+		user_siginfo[sig] = !!(act->sa_flags & SA_SIGINFO);
+		__atomic_store_n(&user_handler[sig],
+				 user_siginfo[sig] ? (void *)act->sa_sigaction :
+						     (void *)act->sa_handler,
+				 __ATOMIC_RELEASE);
+		mine.sa_sigaction = trampoline;
+		mine.sa_flags |= SA_SIGINFO;
+		act = &mine;
+	}
+	ret = fn(sig, act, oact);
+	if (ret == 0 && oact && oact->sa_sigaction == trampoline &&
+	    old_handler) {
+		/* the program sees its own handler */
+		if (old_siginfo) {
+			oact->sa_sigaction = old_handler;
+		} else {
+			oact->sa_handler = (void (*)(int))old_handler;
+			oact->sa_flags &= ~SA_SIGINFO;
+		}
+	}
+	return ret;
+}
+
+PL_EXPORT sighandler_t hook_signal(int sig, sighandler_t handler)
+	__asm__("signal");
+sighandler_t hook_signal(int sig, sighandler_t handler)
+{
+	struct sigaction sa, old;
+
+	/* glibc's signal(): BSD semantics */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, sig);
+	if (hook_sigaction(sig, &sa, &old) < 0) {
+		return SIG_ERR;
+	}
+	return old.sa_handler;
 }
