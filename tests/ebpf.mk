@@ -5,7 +5,6 @@ EXTRA_DIST += tests/progs/report.h tests/progs/alloc-jemalloc.c \
 	tests/progs/alloc-mimalloc.c tests/progs/libctor.c \
 	tests/progs/alloc-libctor.c
 
-if ENABLE_EBPF
 PROG_CFLAGS = $(AM_CFLAGS) -fno-builtin
 PROG_CPPFLAGS = -I$(srcdir)/tests/progs
 
@@ -102,6 +101,7 @@ tests/progs/optional.stamp: $(srcdir)/tests/progs/alloc-jemalloc.c \
 	touch $@
 CLEANFILES += tests/progs/optional.stamp $(OPTIONAL_PROGS)
 
+if ENABLE_EBPF
 if HAVE_CHECK
 check_PROGRAMS += tests/test-ebpf
 TESTS += tests/test-ebpf
