@@ -656,119 +656,13 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 #define A(sym, shape) HOOK(sym, MT_EV_ALIGNED_ALLOC, SH_##shape)
 #define F(sym) HOOK(sym, MT_EV_FREE, SH_FREE)
 #define X(sym, shape) HOOK(sym, KIND_DERIVED, SH_##shape)
-
-#define C_API(p)                                                          \
-	M(p##malloc, SIZE1) C(p##calloc, MUL12) R(p##realloc, REALLOC)     \
-	R(p##reallocarray, REALLOCARRAY) F(p##free) F(p##cfree)            \
-	F(p##free_sized) F(p##free_aligned_sized)                          \
-	A(p##aligned_alloc, SIZE2) A(p##memalign, SIZE2)                   \
-	A(p##posix_memalign, POSIX_MEMALIGN) A(p##valloc, SIZE1)           \
-	A(p##pvalloc, SIZE1)
-
-#define JE_API(p)                                                         \
-	X(p##mallocx, MALLOCX) R(p##rallocx, RALLOCX)                      \
-	R(p##xallocx, XALLOCX) F(p##dallocx) F(p##sdallocx)
-
-C_API()
-C_API(je_)
-C_API(_rjem_)
-JE_API()
-JE_API(je_)
-JE_API(_rjem_)
-
-/* C++ operators (libstdc++ and libc++ share the Itanium mangling) */
-M(_Znwm, SIZE1)
-M(_Znam, SIZE1)
-M(_ZnwmRKSt9nothrow_t, SIZE1)
-M(_ZnamRKSt9nothrow_t, SIZE1)
-A(_ZnwmSt11align_val_t, SIZE1)
-A(_ZnamSt11align_val_t, SIZE1)
-A(_ZnwmSt11align_val_tRKSt9nothrow_t, SIZE1)
-A(_ZnamSt11align_val_tRKSt9nothrow_t, SIZE1)
-F(_ZdlPv)
-F(_ZdaPv)
-F(_ZdlPvm)
-F(_ZdaPvm)
-F(_ZdlPvRKSt9nothrow_t)
-F(_ZdaPvRKSt9nothrow_t)
-F(_ZdlPvSt11align_val_t)
-F(_ZdaPvSt11align_val_t)
-F(_ZdlPvmSt11align_val_t)
-F(_ZdaPvmSt11align_val_t)
-F(_ZdlPvSt11align_val_tRKSt9nothrow_t)
-F(_ZdaPvSt11align_val_tRKSt9nothrow_t)
-
-/* mimalloc */
-M(mi_malloc, SIZE1)
-M(mi_malloc_small, SIZE1)
-M(mi_mallocn, MUL12)
-C(mi_calloc, MUL12)
-C(mi_zalloc, SIZE1)
-C(mi_zalloc_small, SIZE1)
-R(mi_realloc, REALLOC)
-R(mi_reallocn, REALLOCARRAY)
-R(mi_reallocf, REALLOC)
-R(mi_reallocarray, REALLOCARRAY)
-R(mi_recalloc, REALLOCN_NZ)
-R(mi_rezalloc, REALLOC_NZ)
-A(mi_malloc_aligned, SIZE1)
-A(mi_malloc_aligned_at, SIZE1)
-A(mi_zalloc_aligned, SIZE1)
-A(mi_zalloc_aligned_at, SIZE1)
-A(mi_calloc_aligned, MUL12)
-A(mi_calloc_aligned_at, MUL12)
-R(mi_realloc_aligned, REALLOC_NZ)
-R(mi_realloc_aligned_at, REALLOC_NZ)
-A(mi_memalign, SIZE2)
-A(mi_aligned_alloc, SIZE2)
-A(mi_posix_memalign, POSIX_MEMALIGN)
-A(mi_valloc, SIZE1)
-A(mi_pvalloc, SIZE1)
-M(mi_new, SIZE1)
-M(mi_new_nothrow, SIZE1)
-M(mi_new_n, MUL12)
-A(mi_new_aligned, SIZE1)
-A(mi_new_aligned_nothrow, SIZE1)
-R(mi_new_realloc, REALLOC_NZ)
-R(mi_new_reallocn, REALLOCN_NZ)
-F(mi_free)
-F(mi_cfree)
-F(mi_free_size)
-F(mi_free_aligned)
-F(mi_free_size_aligned)
-
-/* tcmalloc (gperftools) */
-M(tc_malloc, SIZE1)
-M(tc_malloc_skip_new_handler, SIZE1)
-C(tc_calloc, MUL12)
-R(tc_realloc, REALLOC)
-F(tc_free)
-F(tc_cfree)
-F(tc_free_sized)
-A(tc_memalign, SIZE2)
-A(tc_posix_memalign, POSIX_MEMALIGN)
-A(tc_valloc, SIZE1)
-A(tc_pvalloc, SIZE1)
-M(tc_new, SIZE1)
-M(tc_newarray, SIZE1)
-M(tc_new_nothrow, SIZE1)
-M(tc_newarray_nothrow, SIZE1)
-A(tc_new_aligned, SIZE1)
-A(tc_newarray_aligned, SIZE1)
-A(tc_new_aligned_nothrow, SIZE1)
-A(tc_newarray_aligned_nothrow, SIZE1)
-F(tc_delete)
-F(tc_deletearray)
-F(tc_delete_nothrow)
-F(tc_deletearray_nothrow)
-F(tc_delete_sized)
-F(tc_deletearray_sized)
-F(tc_delete_aligned)
-F(tc_deletearray_aligned)
-F(tc_delete_sized_aligned)
-F(tc_deletearray_sized_aligned)
-F(tc_delete_aligned_nothrow)
-F(tc_deletearray_aligned_nothrow)
+#include "hooks.def"
+#undef M
+#undef C
+#undef R
+#undef A
+#undef F
+#undef X
 
 /* ------------------------------------------------------------------ */
 /* mmap, munmap, mremap, brk, sbrk: the calls made through libc's      */
@@ -1247,3 +1141,164 @@ sighandler_t hook_signal(int sig, sighandler_t handler)
 	}
 	return old.sa_handler;
 }
+
+/* ------------------------------------------------------------------ */
+/* dlsym: allocators reached through a handle of dlopen                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * dlsym(handle, "tc_malloc") on a library's handle finds that library's
+ * definition, not ours: the program then calls it directly. For the
+ * names of hooks.def, dlsym hands out a trampoline that records the calls
+ * (one per distinct function; DL_SLOTS in all, past that the function is
+ * returned as is and its calls are not seen).
+ *
+ * RTLD_NEXT and RTLD_DEFAULT depend on the caller's object: those calls
+ * jump straight to libc's dlsym, which then sees the program's return
+ * address, so a wrapper (ours or another preload's) finding the next
+ * definition is not disturbed. That jump needs assembly: x86-64 only.
+ */
+#if defined(__x86_64__)
+
+struct hook_info {
+	const char *name;
+	unsigned int kind, shape;
+	void *hook;
+};
+
+#define H_(sym, k, s) { #sym, k, s, (void *)hook_##sym },
+#define M(sym, shape) H_(sym, MT_EV_MALLOC, SH_##shape)
+#define C(sym, shape) H_(sym, MT_EV_CALLOC, SH_##shape)
+#define R(sym, shape) H_(sym, MT_EV_REALLOC, SH_##shape)
+#define A(sym, shape) H_(sym, MT_EV_ALIGNED_ALLOC, SH_##shape)
+#define F(sym) H_(sym, MT_EV_FREE, SH_FREE)
+#define X(sym, shape) H_(sym, KIND_DERIVED, SH_##shape)
+static const struct hook_info hook_table[] = {
+#include "hooks.def"
+};
+#undef M
+#undef C
+#undef R
+#undef A
+#undef F
+#undef X
+#undef H_
+
+#define DL_SLOTS 32
+
+struct dl_slot {
+	struct pl_real real;
+	unsigned int kind, shape;
+};
+
+static struct dl_slot dl_slots[DL_SLOTS];
+static uint32_t dl_used;
+
+#define DLT(i)                                                              \
+	static uint64_t dlt_##i(uint64_t a, uint64_t b, uint64_t c,         \
+				uint64_t d)                                 \
+	{                                                                   \
+		return call(&dl_slots[i].real, dl_slots[i].kind,            \
+			    dl_slots[i].shape, a, b, c, d);                 \
+	}
+DLT(0) DLT(1) DLT(2) DLT(3) DLT(4) DLT(5) DLT(6) DLT(7)
+DLT(8) DLT(9) DLT(10) DLT(11) DLT(12) DLT(13) DLT(14) DLT(15)
+DLT(16) DLT(17) DLT(18) DLT(19) DLT(20) DLT(21) DLT(22) DLT(23)
+DLT(24) DLT(25) DLT(26) DLT(27) DLT(28) DLT(29) DLT(30) DLT(31)
+static const pl_fn dl_tramps[DL_SLOTS] = {
+	dlt_0, dlt_1, dlt_2, dlt_3, dlt_4, dlt_5, dlt_6, dlt_7,
+	dlt_8, dlt_9, dlt_10, dlt_11, dlt_12, dlt_13, dlt_14, dlt_15,
+	dlt_16, dlt_17, dlt_18, dlt_19, dlt_20, dlt_21, dlt_22, dlt_23,
+	dlt_24, dlt_25, dlt_26, dlt_27, dlt_28, dlt_29, dlt_30, dlt_31,
+};
+
+typedef void *(*dlsym_fn)(void *, const char *);
+
+/* libc's dlsym; read by the assembly below */
+void *pl_real_dlsym;
+
+__attribute__((used)) void *pl_dlsym_resolve(void);
+void *pl_dlsym_resolve(void)
+{
+	void *p;
+
+	self.depth++;
+	p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!p) {
+		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	}
+	self.depth--;
+	__atomic_store_n(&pl_real_dlsym, p, __ATOMIC_RELEASE);
+	return p;
+}
+
+__attribute__((used)) void *pl_dlsym_handle(void *handle, const char *name);
+void *pl_dlsym_handle(void *handle, const char *name)
+{
+	dlsym_fn next = (dlsym_fn)__atomic_load_n(&pl_real_dlsym,
+						  __ATOMIC_ACQUIRE);
+	const struct hook_info *h = NULL;
+	uint32_t i, n;
+	void *p;
+
+	if (!next) {
+		next = (dlsym_fn)pl_dlsym_resolve();
+	}
+	p = next(handle, name);
+	if (!p || !name) {
+		return p;
+	}
+	for (i = 0; i < sizeof(hook_table) / sizeof(hook_table[0]); i++) {
+		if (!strcmp(hook_table[i].name, name)) {
+			h = &hook_table[i];
+			break;
+		}
+	}
+	if (!h || p == h->hook) {
+		return p;
+	}
+	n = __atomic_load_n(&dl_used, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n && i < DL_SLOTS; i++) {
+		if (__atomic_load_n(&dl_slots[i].real.fn, __ATOMIC_ACQUIRE) ==
+			    (pl_fn)p &&
+		    dl_slots[i].kind == h->kind) {
+			return (void *)dl_tramps[i];
+		}
+	}
+	i = __atomic_fetch_add(&dl_used, 1, __ATOMIC_ACQ_REL);
+	if (i >= DL_SLOTS) {
+		return p;
+	}
+	dl_slots[i].kind = h->kind;
+	dl_slots[i].shape = h->shape;
+	dl_slots[i].real.name = h->name;
+	__atomic_store_n(&dl_slots[i].real.fn, (pl_fn)p, __ATOMIC_RELEASE);
+	return (void *)dl_tramps[i];
+}
+
+__asm__(".text\n"
+	".globl dlsym\n"
+	".type dlsym, @function\n"
+	"dlsym:\n"
+	"	cmpq $-1, %rdi\n" /* RTLD_NEXT */
+	"	je 1f\n"
+	"	testq %rdi, %rdi\n" /* RTLD_DEFAULT */
+	"	je 1f\n"
+	"	jmp pl_dlsym_handle\n"
+	"1:\n"
+	"	movq pl_real_dlsym(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 2f\n"
+	"	jmp *%rax\n"
+	"2:\n"
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n"
+	"	call pl_dlsym_resolve\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	jmp *%rax\n"
+	".size dlsym, .-dlsym\n");
+
+#endif /* __x86_64__ */

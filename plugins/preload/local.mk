@@ -17,7 +17,7 @@ plugins_source_preload_la_LIBADD = -ldl
 # -fexceptions: the real operator new may throw through our wrapper.
 pkglib_LTLIBRARIES = plugins/preload/libmemtrack-preload.la
 plugins_preload_libmemtrack_preload_la_SOURCES = plugins/preload/interpose.c \
-	$(PRELOAD_COMMON)
+	plugins/preload/hooks.def $(PRELOAD_COMMON)
 plugins_preload_libmemtrack_preload_la_CFLAGS = $(AM_CFLAGS) \
 	-fvisibility=hidden -fexceptions -fno-builtin
 plugins_preload_libmemtrack_preload_la_LDFLAGS = -module -avoid-version \
