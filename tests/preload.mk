@@ -1,0 +1,27 @@
+# tests/test-preload: the preload source end to end, on the scenario table
+# of tests/scenarios.c and programs of its own. Needs neither root nor BPF.
+PRELOAD_PROGS = tests/progs/alloc-signal tests/progs/alloc-forkthreads \
+	tests/progs/alloc-killme
+check_PROGRAMS += $(PRELOAD_PROGS)
+tests_progs_alloc_signal_SOURCES = tests/progs/alloc-signal.c
+tests_progs_alloc_signal_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_signal_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_forkthreads_SOURCES = tests/progs/alloc-forkthreads.c
+tests_progs_alloc_forkthreads_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_forkthreads_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_forkthreads_LDADD = $(PTHREAD_LIBS)
+tests_progs_alloc_killme_SOURCES = tests/progs/alloc-killme.c
+tests_progs_alloc_killme_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_killme_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_killme_LDADD = $(PTHREAD_LIBS)
+
+if HAVE_CHECK
+check_PROGRAMS += tests/test-preload
+TESTS += tests/test-preload
+tests_test_preload_SOURCES = tests/test-preload.c tests/scenarios.c \
+	tests/scenarios.h tests/ebpf-testlib.c tests/ebpf-testlib.h
+tests_test_preload_CFLAGS = $(TEST_CFLAGS)
+tests_test_preload_LDADD = $(TEST_LIBS)
+EXTRA_tests_test_preload_DEPENDENCIES = tests/progs/optional.stamp \
+	$(PRELOAD_PROGS)
+endif
