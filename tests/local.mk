@@ -20,6 +20,7 @@ include tests/pipeline.mk
 include tests/ebpf.mk
 include tests/report.mk
 include tests/stacks.mk
+include tests/preload.mk
 
 # Reference vectors of the CodSpeed memtrack format, copied verbatim from the
 # reference implementation's output (see their README).
