@@ -75,6 +75,12 @@ struct pl_thread {
 
 static PL_TLS struct pl_thread self;
 
+/* 1 in the child of vfork() until it execs or exits: it shares our memory
+ * and TLS, so it must neither use nor fill the parent's caches (x86-64:
+ * set by the vfork below; elsewhere a vfork child's events carry its
+ * parent's ids). Not static: the assembly below sets it. */
+PL_TLS int pl_in_vfork;
+
 enum { ST_UNTRIED, ST_ATTACHING, ST_ON, ST_OFF };
 
 static int state = ST_UNTRIED;
@@ -421,6 +427,9 @@ static inline int active(void)
 
 static inline uint32_t my_tid(void)
 {
+	if (__builtin_expect(pl_in_vfork, 0)) {
+		return (uint32_t)syscall(SYS_gettid);
+	}
 	if (!self.tid) {
 		self.tid = (uint32_t)syscall(SYS_gettid);
 	}
@@ -471,7 +480,9 @@ static void emit(unsigned int kind, uint64_t addr, uint64_t size,
 	ev.addr = addr;
 	ev.size = size;
 	ev.old_addr = old;
-	ev.pid = my_pid;
+	ev.pid = __builtin_expect(pl_in_vfork, 0) ?
+			 (int32_t)syscall(SYS_getpid) :
+			 my_pid;
 	ev.tid = (int32_t)my_tid();
 	ev.kind = (uint8_t)kind;
 	ev.flags = (uint8_t)flags;
@@ -1275,6 +1286,42 @@ void *pl_dlsym_handle(void *handle, const char *name)
 	__atomic_store_n(&dl_slots[i].real.fn, (pl_fn)p, __ATOMIC_RELEASE);
 	return (void *)dl_tramps[i];
 }
+
+/*
+ * vfork: glibc's, plus the flag. The return address is kept in a
+ * register, since the child's calls overwrite our shared stack; the
+ * parent resumes when the child has exec'd or exited, and clears it.
+ */
+__attribute__((used)) int pl_vfork_error(int err);
+int pl_vfork_error(int err)
+{
+	errno = err;
+	return -1;
+}
+
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	"vfork:\n"
+	"	movq pl_in_vfork@gottpoff(%rip), %rcx\n"
+	"	movl $1, %fs:(%rcx)\n"
+	"	popq %rdi\n"
+	"	movl $58, %eax\n" /* SYS_vfork */
+	"	syscall\n"
+	"	pushq %rdi\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n" /* the child: flagged */
+	"	movq pl_in_vfork@gottpoff(%rip), %rcx\n"
+	"	movl $0, %fs:(%rcx)\n"
+	"	cmpq $-4095, %rax\n"
+	"	jae 2f\n"
+	"1:\n"
+	"	ret\n"
+	"2:\n"
+	"	negl %eax\n"
+	"	movl %eax, %edi\n"
+	"	jmp pl_vfork_error\n"
+	".size vfork, .-vfork\n");
 
 __asm__(".text\n"
 	".globl dlsym\n"
