@@ -1,7 +1,7 @@
 # tests/test-preload: the preload source end to end, on the scenario table
 # of tests/scenarios.c and programs of its own. Needs neither root nor BPF.
 PRELOAD_PROGS = tests/progs/alloc-signal tests/progs/alloc-forkthreads \
-	tests/progs/alloc-killme
+	tests/progs/alloc-killme tests/progs/alloc-vfork
 check_PROGRAMS += $(PRELOAD_PROGS)
 tests_progs_alloc_signal_SOURCES = tests/progs/alloc-signal.c
 tests_progs_alloc_signal_CPPFLAGS = $(PROG_CPPFLAGS)
@@ -14,6 +14,10 @@ tests_progs_alloc_killme_SOURCES = tests/progs/alloc-killme.c
 tests_progs_alloc_killme_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_killme_CFLAGS = $(PROG_CFLAGS)
 tests_progs_alloc_killme_LDADD = $(PTHREAD_LIBS)
+tests_progs_alloc_vfork_SOURCES = tests/progs/alloc-vfork.c
+tests_progs_alloc_vfork_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_vfork_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_vfork_LDADD = $(PTHREAD_LIBS)
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test-preload

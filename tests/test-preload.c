@@ -4,7 +4,8 @@
  * tests/scenarios.c under --source preload, then what only an interposer
  * has: files it cannot reach named on memtrack's stderr (static,
  * set-uid, a cleared environment), signal handlers that allocate, fork
- * from a threaded process, the traced process killed, memtrack killed
+ * from a threaded process, vfork children that allocate, the traced
+ * process killed, memtrack killed
  * while producers wait for room.
  *
  * Needs neither root nor BPF.
@@ -233,6 +234,14 @@ START_TEST(test_fork_threads)
 }
 END_TEST
 
+START_TEST(test_vfork)
+{
+	const char *argv[] = { ebpf_prog("alloc-vfork"), NULL };
+
+	check_exact(argv, 10);
+}
+END_TEST
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -417,6 +426,7 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_env_cleared);
 	tcase_add_test(tc, test_signal_handler);
 	tcase_add_test(tc, test_fork_threads);
+	tcase_add_test(tc, test_vfork);
 	tcase_add_test(tc, test_kill_traced);
 	tcase_add_test(tc, test_no_loss);
 	tcase_add_test(tc, test_kill_memtrack);
