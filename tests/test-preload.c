@@ -154,7 +154,7 @@ START_TEST(test_setuid)
 		"/usr/bin/su", "/bin/su", "/usr/bin/mount", "/bin/mount",
 		"/usr/bin/newgrp", "/usr/bin/chfn",
 	};
-	char dir[PATH_MAX], path[PATH_MAX], cmd[PATH_MAX + 16];
+	char dir[PATH_MAX - 64], path[PATH_MAX], cmd[PATH_MAX + 16];
 	const char *argv[] = { shell(), "-c", cmd, NULL };
 	struct ebpf_trace t;
 	struct stat st;
