@@ -28,4 +28,13 @@ tests_test_preload_CFLAGS = $(TEST_CFLAGS)
 tests_test_preload_LDADD = $(TEST_LIBS)
 EXTRA_tests_test_preload_DEPENDENCIES = tests/progs/optional.stamp \
 	$(PRELOAD_PROGS)
+
+# the ring alone, in one process
+check_PROGRAMS += tests/test-preload-ring
+TESTS += tests/test-preload-ring
+tests_test_preload_ring_SOURCES = tests/test-preload-ring.c \
+	plugins/preload/ring.c
+tests_test_preload_ring_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
+tests_test_preload_ring_CFLAGS = $(TEST_CFLAGS)
+tests_test_preload_ring_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
 endif

@@ -18,7 +18,9 @@
  * claim is the reservation: there is no moment where a position is taken
  * and nobody is named as its owner), then moves head on with a CAS; any
  * producer that finds the slot at head claimed moves head on for it, so a
- * producer stopped (or killed) between the two CASes blocks nobody.
+ * producer stopped (or killed) between the two CASes blocks nobody; a
+ * slot the consumer skipped (I3) before head passed it is moved past the
+ * same way, by the consumer and by any producer that finds it there.
  *
  * Invariants:
  *   I1. Only the producer that claimed a slot writes its event, between
@@ -101,6 +103,23 @@ static inline void cpu_relax(void)
 static uint64_t *slot_word(struct mt_event *slot)
 {
 	return &slot->reserved[0];
+}
+
+void pl_ring_init(struct pl_shm *shm, uint64_t nslots, uint64_t slots_offset)
+{
+	struct mt_event *slots;
+	uint64_t i;
+
+	shm->nslots = nslots;
+	shm->shift = (uint32_t)__builtin_ctzll(nslots);
+	shm->slots_offset = slots_offset;
+	/* like the eBPF source: wake the reader at 1/8, else its tick */
+	shm->wakeup_at = nslots / 8 ? nslots / 8 : 1;
+	shm->head = shm->tail = 0;
+	slots = pl_slots(shm);
+	for (i = 0; i < nslots; i++) {
+		slots[i].reserved[0] = pl_word(0, PL_FREE, 0);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -266,6 +285,14 @@ int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
 			}
 			continue;
 		}
+		if ((int32_t)(pl_word_lap(w) - lap) > 0 &&
+		    pl_word_state(w) == PL_FREE) {
+			/* the consumer skipped this position (its writer died
+			 * between claim and moving head on): move head on */
+			__atomic_compare_exchange_n(&shm->head, &h, h + 1, 0,
+						    __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED);
+		}
 		/* head moved on since we read it: again */
 	}
 }
@@ -369,6 +396,14 @@ int pl_ring_unstall(struct pl_reader *rd, uint64_t now, uint64_t stall_ns)
 					 pl_word(lap + 1, PL_FREE, 0), 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 		return 0;
+	}
+	/* its writer may have died before moving head past it */
+	{
+		uint64_t h = rd->tail;
+
+		__atomic_compare_exchange_n(&rd->shm->head, &h, h + 1, 0,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
 	}
 	rd->tail++;
 	rd->abandoned++;

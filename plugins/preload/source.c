@@ -205,9 +205,8 @@ static int make_shm(struct preload_state *st)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t header = (sizeof(struct pl_shm) + page - 1) & ~(page - 1);
-	struct mt_event *slots;
 	struct stat sb;
-	uint64_t i, n;
+	uint64_t n;
 
 	/* not CLOEXEC: the command inherits both at the same numbers */
 	st->memfd = memfd_create("memtrack-preload", 0);
@@ -237,16 +236,8 @@ static int make_shm(struct preload_state *st)
 	}
 	n = st->ring_size / sizeof(struct mt_event);
 	st->shm->map_size = st->map_size;
-	st->shm->nslots = n;
-	st->shm->shift = (uint32_t)__builtin_ctzll(n);
 	st->shm->consumer_pid = (int32_t)getpid();
-	st->shm->slots_offset = header;
-	/* like the eBPF source: wake the reader at 1/8, else its tick */
-	st->shm->wakeup_at = n / 8 ? n / 8 : 1;
-	slots = pl_slots(st->shm);
-	for (i = 0; i < n; i++) {
-		slots[i].reserved[0] = pl_word(0, PL_FREE, 0);
-	}
+	pl_ring_init(st->shm, n, header);
 	st->shm->version = PL_VERSION;
 	__atomic_store_n(&st->shm->magic, PL_MAGIC, __ATOMIC_RELEASE);
 	pl_reader_init(&st->rd, st->shm);
