@@ -1,7 +1,8 @@
 # tests/test-preload: the preload source end to end, on the scenario table
 # of tests/scenarios.c and programs of its own. Needs neither root nor BPF.
 PRELOAD_PROGS = tests/progs/alloc-signal tests/progs/alloc-forkthreads \
-	tests/progs/alloc-killme tests/progs/alloc-vfork
+	tests/progs/alloc-killme tests/progs/alloc-vfork \
+	tests/progs/closefds-exec
 check_PROGRAMS += $(PRELOAD_PROGS)
 tests_progs_alloc_signal_SOURCES = tests/progs/alloc-signal.c
 tests_progs_alloc_signal_CPPFLAGS = $(PROG_CPPFLAGS)
@@ -18,6 +19,7 @@ tests_progs_alloc_vfork_SOURCES = tests/progs/alloc-vfork.c
 tests_progs_alloc_vfork_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_vfork_CFLAGS = $(PROG_CFLAGS)
 tests_progs_alloc_vfork_LDADD = $(PTHREAD_LIBS)
+tests_progs_closefds_exec_SOURCES = tests/progs/closefds-exec.c
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test-preload

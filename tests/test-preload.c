@@ -218,6 +218,22 @@ START_TEST(test_env_cleared)
 }
 END_TEST
 
+/* The descriptors of the shared memory closed, or another file at their
+ * numbers: the process reaches the memory through /proc/PID/fd/N. */
+START_TEST(test_fds_closed)
+{
+	char prog[4096];
+	const char *closed[] = { ebpf_prog("closefds-exec"), prog, NULL };
+	const char *replaced[] = { ebpf_prog("closefds-exec"), "-n", prog,
+				   NULL };
+
+	snprintf(prog, sizeof(prog), "%s", ebpf_prog("alloc-basic"));
+	check_exact(closed, 23);
+	closed[0] = replaced[0] = ebpf_prog("closefds-exec");
+	check_exact(replaced, 23);
+}
+END_TEST
+
 START_TEST(test_signal_handler)
 {
 	const char *argv[] = { ebpf_prog("alloc-signal"), NULL };
@@ -424,6 +440,7 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_static_child);
 	tcase_add_test(tc, test_setuid);
 	tcase_add_test(tc, test_env_cleared);
+	tcase_add_test(tc, test_fds_closed);
 	tcase_add_test(tc, test_signal_handler);
 	tcase_add_test(tc, test_fork_threads);
 	tcase_add_test(tc, test_vfork);
