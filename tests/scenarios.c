@@ -27,6 +27,8 @@ const struct scenario scenarios[] = {
 	/* the program's own mmap/mremap/munmap/sbrk go through libc */
 	{ "syscalls", "alloc-mmap", SC_PLAIN, 6, 0, SC_SEEN, SC_SEEN },
 	{ "constructor", "alloc-ctor", SC_PLAIN, 2, 0, SC_SEEN, SC_SEEN },
+	/* exit(): an atexit handler and a destructor */
+	{ "exit", "alloc-exit", SC_PLAIN, 4, 0, SC_SEEN, SC_SEEN },
 	{ "lib-constructor", "alloc-libctor", SC_PLAIN, 2, 1, SC_SEEN,
 	  SC_SEEN },
 	{ "cxx", "alloc-cxx", SC_PLAIN, 27, 0, SC_SEEN, SC_SEEN },
