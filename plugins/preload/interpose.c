@@ -368,8 +368,10 @@ static void attach(void)
 	const char *env, *why;
 	char num[24];
 
-	if (!environ) {
-		return; /* before libc's start: try again at the next call */
+	if (!environ || pl_in_vfork) {
+		/* before libc's start, or a vfork child, whose attaching
+		 * would be its parent's: try again at the next call */
+		return;
 	}
 	if (!__atomic_compare_exchange_n(&state, &expect, ST_ATTACHING, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
