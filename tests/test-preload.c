@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -350,14 +351,23 @@ static int child_of(int pid)
  * workers only sleep there when they wait for room in the ring. */
 static int worker_waits(int pid)
 {
-	char path[96], buf[64];
-	int tid, fd, found = 0;
+	char path[384], buf[64];
+	struct dirent *de;
+	int fd, found = 0;
 	ssize_t n;
+	DIR *d;
 
-	/* thread ids follow the main one closely */
-	for (tid = pid + 1; tid < pid + 64 && !found; tid++) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid,
-			 tid);
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d) {
+		return 0;
+	}
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || atoi(de->d_name) == pid) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", pid,
+			 de->d_name);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			continue;
@@ -369,6 +379,7 @@ static int worker_waits(int pid)
 			found = strstr(buf, "futex") != NULL;
 		}
 	}
+	closedir(d);
 	return found;
 }
 
