@@ -451,6 +451,9 @@ static void put_pending(void)
 {
 	uint32_t i = 0, n;
 
+	if (!__atomic_load_n(&self.npend, __ATOMIC_ACQUIRE)) {
+		return; /* the common case: no locked instruction */
+	}
 	for (;;) {
 		n = __atomic_load_n(&self.npend, __ATOMIC_ACQUIRE);
 		if (i >= n) {

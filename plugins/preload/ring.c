@@ -266,8 +266,12 @@ int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
 			__atomic_store_n(slot_word(slot),
 					 pl_word(lap, PL_COMMITTED, tid),
 					 __ATOMIC_RELEASE);
-			pos -= __atomic_load_n(&shm->tail, __ATOMIC_RELAXED);
-			if (pos >= shm->wakeup_at) {
+			/* the tail's line is the consumer's: look at it once
+			 * every 16 events only */
+			if (!(pos & 15) &&
+			    pos - __atomic_load_n(&shm->tail,
+						  __ATOMIC_RELAXED) >=
+				    shm->wakeup_at) {
 				wake_consumer(shm, efd);
 			}
 			return 0;
