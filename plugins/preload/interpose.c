@@ -883,6 +883,39 @@ static void check_exec(const char *path, int fd, char *const envp[])
 	errno = saved;
 }
 
+/*
+ * An executable that defines malloc (jemalloc or mimalloc linked in
+ * statically) comes first in the lookup order: its own calls, and
+ * libc's, go to its allocator, never to ours. Say so once per file.
+ */
+/* our malloc itself: taking hook_malloc's address would go through the
+ * GOT, to whichever malloc won */
+static uint64_t own_malloc(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+	__attribute__((alias("malloc")));
+
+__attribute__((constructor)) static void check_own_malloc(void)
+{
+	char exe[PL_NOTICE_PATH];
+	ssize_t n;
+	void *m;
+
+	attach_early();
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != ST_ON) {
+		return;
+	}
+	self.depth++;
+	m = dlsym(RTLD_DEFAULT, "malloc");
+	self.depth--;
+	if (!m || m == (void *)own_malloc) {
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		notice(PL_NOTE_OWN_MALLOC, exe);
+	}
+}
+
 /* execvp's search, to check the file it will run */
 static void check_execp(const char *file, char *const envp[])
 {

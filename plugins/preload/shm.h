@@ -32,7 +32,7 @@ enum pl_notice_kind {
 	PL_NOTE_STATIC = 1,     /* no PT_INTERP: nothing is preloaded */
 	PL_NOTE_SETID = 2,      /* the loader ignores LD_PRELOAD */
 	PL_NOTE_NO_PRELOAD = 3, /* exec'd with an environment without it */
-	PL_NOTE_NO_ATTACH = 4,  /* loaded, but could not reach the memory */
+	PL_NOTE_OWN_MALLOC = 4, /* the executable defines malloc itself */
 };
 
 struct pl_notice {

@@ -19,7 +19,8 @@
  * Producers never drop and are never stopped: on a full ring they wait
  * for this reader (ring.c). Files the interposer cannot reach (static,
  * set-uid/set-gid, an environment without LD_PRELOAD) are named once each
- * on memtrack's stderr, with --source ebpf suggested.
+ * on memtrack's stderr, with --source ebpf suggested; so are executables
+ * that carry an allocator of their own, linked in statically.
  */
 #include "config.h"
 
@@ -290,7 +291,7 @@ static void say_untraced(struct preload_state *st, uint32_t kind,
 		[PL_NOTE_STATIC] = "a static executable: nothing preloads into it",
 		[PL_NOTE_SETID] = "set-user-ID or set-group-ID: the loader ignores LD_PRELOAD",
 		[PL_NOTE_NO_PRELOAD] = "exec'd with an environment without LD_PRELOAD (env -i?)",
-		[PL_NOTE_NO_ATTACH] = "could not reach memtrack's memory",
+		[PL_NOTE_OWN_MALLOC] = "defines malloc itself (an allocator linked in): its calls do not reach the interposer",
 	};
 	size_t i;
 
