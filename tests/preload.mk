@@ -2,7 +2,8 @@
 # of tests/scenarios.c and programs of its own. Needs neither root nor BPF.
 PRELOAD_PROGS = tests/progs/alloc-signal tests/progs/alloc-forkthreads \
 	tests/progs/alloc-killme tests/progs/alloc-vfork \
-	tests/progs/closefds-exec tests/progs/alloc-exit
+	tests/progs/closefds-exec tests/progs/alloc-exit \
+	tests/progs/alloc-own-malloc
 check_PROGRAMS += $(PRELOAD_PROGS)
 tests_progs_alloc_signal_SOURCES = tests/progs/alloc-signal.c
 tests_progs_alloc_signal_CPPFLAGS = $(PROG_CPPFLAGS)
@@ -23,6 +24,11 @@ tests_progs_closefds_exec_SOURCES = tests/progs/closefds-exec.c
 tests_progs_alloc_exit_SOURCES = tests/progs/alloc-exit.c
 tests_progs_alloc_exit_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_exit_CFLAGS = $(PROG_CFLAGS)
+# exported, as when a library of the process refers to malloc
+tests_progs_alloc_own_malloc_SOURCES = tests/progs/alloc-own-malloc.c
+tests_progs_alloc_own_malloc_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_own_malloc_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_own_malloc_LDFLAGS = -export-dynamic
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test-preload

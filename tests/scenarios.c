@@ -17,8 +17,9 @@
  * What an interposer cannot see: allocators linked into the executable
  * (static glibc, static jemalloc or mimalloc) bind to the executable's own
  * definitions, not to the preloaded ones. A static executable is refused
- * by name; an executable carrying its own allocator loads the interposer
- * all the same and its other calls are seen, so it is not "refused".
+ * by name, and so is an executable that exports its own malloc; one whose
+ * allocator is linked in but not exported (the -static allocator
+ * programs) goes unnamed: nothing cheap at exec tells it apart.
  */
 const struct scenario scenarios[] = {
 	{ "glibc", "alloc-basic", SC_PLAIN, 23, 0, SC_SEEN, SC_SEEN },
@@ -44,6 +45,9 @@ const struct scenario scenarios[] = {
 	{ "mimalloc-static", "alloc-mimalloc-static", SC_PLAIN, 13, 1,
 	  SC_SEEN, SC_NOT_SEEN },
 	{ "toggle", "alloc-toggle", SC_CONTROL, 4, 0, SC_SEEN, SC_SEEN },
+	/* an allocator of the executable's own, exported: named */
+	{ "own-malloc", "alloc-own-malloc", SC_PLAIN, 2, 0, SC_SEEN,
+	  SC_REFUSED },
 };
 
 const size_t nscenarios = sizeof(scenarios) / sizeof(scenarios[0]);
