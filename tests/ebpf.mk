@@ -106,7 +106,7 @@ if HAVE_CHECK
 check_PROGRAMS += tests/test-ebpf
 TESTS += tests/test-ebpf
 tests_test_ebpf_SOURCES = tests/test-ebpf.c tests/ebpf-testlib.c \
-	tests/ebpf-testlib.h
+	tests/ebpf-testlib.h tests/scenarios.c tests/scenarios.h
 tests_test_ebpf_CFLAGS = $(TEST_CFLAGS)
 tests_test_ebpf_LDADD = $(TEST_LIBS)
 EXTRA_tests_test_ebpf_DEPENDENCIES = tests/progs/optional.stamp
