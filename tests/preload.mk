@@ -49,3 +49,16 @@ tests_test_preload_ring_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
 tests_test_preload_ring_CFLAGS = $(TEST_CFLAGS)
 tests_test_preload_ring_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
 endif
+
+# ABI 1.1 (command_env): a source built for 1.0 still loads
+check_LTLIBRARIES += tests/fixtures/source-abi10.la
+tests_fixtures_source_abi10_la_SOURCES = tests/fixtures/source-abi10.c
+tests_fixtures_source_abi10_la_LDFLAGS = $(FIXTURE_FLAGS)
+if HAVE_CHECK
+check_PROGRAMS += tests/test-plugin-abi
+TESTS += tests/test-plugin-abi
+tests_test_plugin_abi_SOURCES = tests/test-plugin-abi.c
+tests_test_plugin_abi_CFLAGS = $(TEST_CFLAGS)
+tests_test_plugin_abi_LDADD = core/libmtcore.la $(TEST_LIBS)
+EXTRA_tests_test_plugin_abi_DEPENDENCIES = tests/fixtures/source-abi10.la
+endif
