@@ -7,6 +7,7 @@ host_libmthost_la_SOURCES = \
 	host/plugin.c host/plugin.h \
 	host/pipeline.c host/pipeline.h \
 	host/spawn.c host/spawn.h \
+	host/command-env.c host/command-env.h \
 	host/control.c host/control.h \
 	host/run.c host/run.h \
 	host/stats.c host/stats.h

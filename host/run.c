@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "command-env.h"
 #include "control.h"
 #include "host.h"
 #include "log.h"
@@ -38,6 +39,8 @@ struct run {
 	struct mt_pipeline *pipe;
 	struct mt_emitter *em;
 	struct mt_spawn spawn;
+	char **command_env; /* the command's environment, when the source
+			     * sets some of it */
 	struct mt_control *control;
 	struct mt_stats *stats;
 	int sigfd;
@@ -494,10 +497,35 @@ static void cleanup(struct run *r)
 	sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
 	mt_host_set_stats(NULL);
 	mt_stats_close(r->stats);
+	mt_command_env_free(r->command_env);
 	mt_plugin_close(r->src_plugin);
 	mt_plugin_close(r->enc_plugin);
 	mt_plugin_close(r->sink_plugin);
 	mt_host_cleanup();
+}
+
+/* What the source wants in the command's environment (ABI 1.1). */
+static int make_command_env(struct run *r)
+{
+	extern char **environ;
+	const char *const *set;
+
+	if (!r->src->command_env) {
+		return 0;
+	}
+	errno = 0;
+	set = r->src->command_env(r->src_state,
+				  (const char *const *)r->opts->argv);
+	if (!set) {
+		return errno ? -errno : 0;
+	}
+	r->command_env = mt_command_env(environ, set);
+	if (!r->command_env) {
+		mt_err("the command's environment: %s", strerror(errno));
+		return -errno;
+	}
+	r->spawn.envp = r->command_env;
+	return 0;
 }
 
 static int open_stats(struct run *r)
@@ -567,6 +595,10 @@ int mt_run(const struct mt_run_opts *opts)
 		/* Orphans of the traced tree come back to us, so we can wait
 		 * for all of them and lose none of their events. */
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
+		err = make_command_env(&r);
+		if (err < 0) {
+			goto end;
+		}
 		err = mt_spawn_held(opts->argv, &r.old_mask, &r.spawn);
 		if (err < 0) {
 			goto end;

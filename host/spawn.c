@@ -61,8 +61,9 @@ static int sudo_creds(struct creds *c)
 	return 0;
 }
 
-static void child(char *const argv[], const sigset_t *mask, int gate,
-		  int errfd, const struct creds *c)
+static void child(char *const argv[], char *const envp[],
+		  const sigset_t *mask, int gate, int errfd,
+		  const struct creds *c)
 {
 	char go = 0;
 	int e;
@@ -81,7 +82,11 @@ static void child(char *const argv[], const sigset_t *mask, int gate,
 		e = errno;
 		goto fail;
 	}
-	execvp(argv[0], argv);
+	if (envp) {
+		execvpe(argv[0], argv, envp);
+	} else {
+		execvp(argv[0], argv);
+	}
 	e = errno;
 fail:
 	while (write(errfd, &e, sizeof(e)) < 0 && errno == EINTR) {
@@ -116,7 +121,7 @@ int mt_spawn_held(char *const argv[], const sigset_t *sigmask,
 	if (sp->pid == 0) {
 		close(gate[1]);
 		close(errp[0]);
-		child(argv, sigmask, gate[0], errp[1], &c);
+		child(argv, sp->envp, sigmask, gate[0], errp[1], &c);
 	}
 	close(gate[0]);
 	close(errp[1]);

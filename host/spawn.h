@@ -18,6 +18,8 @@ struct mt_spawn {
 	pid_t pid;
 	int gate_fd; /* parent's end: closing it releases the child */
 	int err_fd;  /* child writes its exec errno here (CLOEXEC) */
+	char *const *envp; /* the command's environment; NULL: memtrack's.
+			    * Set by the caller before mt_spawn_held(). */
 };
 
 /* Fork the held child. sigmask is restored in the child before exec.

@@ -283,6 +283,8 @@ char *mt_stats_summary(struct mt_stats *s, const struct mt_pipeline_stats *ps,
 			       (double)ps->bytes_raw / (double)ps->bytes_out :
 			       0.0;
 	uint64_t dropped = ss ? ss->dropped : 0;
+	/* producers that wait in place for room (the preload source) */
+	uint64_t waits = ss ? ss->waits : 0, wait_ns = ss ? ss->wait_ns : 0;
 	size_t len = 0, i;
 	char *json = strdup("");
 
@@ -307,6 +309,7 @@ char *mt_stats_summary(struct mt_stats *s, const struct mt_pipeline_stats *ps,
 	       ",\"seconds\":%.3f,\"events_per_s\":%.0f,\"dropped\":%" PRIu64
 	       ",\"ring_size\":%" PRIu64 ",\"peak_fill\":%" PRIu64
 	       ",\"stops\":%" PRIu64 ",\"resumes\":%" PRIu64
+	       ",\"waits\":%" PRIu64 ",\"wait_ns\":%" PRIu64
 	       ",\"stop_to_resume_ns\":{\"count\":%zu,\"min\":%" PRIu64
 	       ",\"median\":%" PRIu64 ",\"max\":%" PRIu64 "}"
 	       ",\"chunks\":%" PRIu64 ",\"chunk_ns_max\":%" PRIu64
@@ -316,7 +319,7 @@ char *mt_stats_summary(struct mt_stats *s, const struct mt_pipeline_stats *ps,
 	       ",\"stopped_share\":[",
 	       ps->events, secs, secs > 0 ? (double)ps->events / secs : 0.0,
 	       dropped, s->ring_size, s->peak_fill, s->stops, s->resumes,
-	       s->nlat, lmin, lmed, lmax, s->chunks, s->chunk_ns_max,
+	       waits, wait_ns, s->nlat, lmin, lmed, lmax, s->chunks, s->chunk_ns_max,
 	       ps->encode_ns, ps->write_ns, ps->frames, ps->bytes_raw,
 	       ps->bytes_out, ratio);
 	for (i = 0; i < s->nprocs; i++) {
@@ -359,6 +362,12 @@ char *mt_stats_summary(struct mt_stats *s, const struct mt_pipeline_stats *ps,
 				      0.0,
 				s->procs[i].stops);
 		}
+	}
+	if (waits) {
+		fprintf(stderr,
+			"memtrack: producers waited for room %" PRIu64
+			" times, %.3f s in all\n",
+			waits, (double)wait_ns / 1e9);
 	}
 	fprintf(stderr,
 		"memtrack: %" PRIu64 " frames, %" PRIu64 " bytes written",

@@ -5,7 +5,6 @@ EXTRA_DIST += tests/progs/report.h tests/progs/alloc-jemalloc.c \
 	tests/progs/alloc-mimalloc.c tests/progs/libctor.c \
 	tests/progs/alloc-libctor.c
 
-if ENABLE_EBPF
 PROG_CFLAGS = $(AM_CFLAGS) -fno-builtin
 PROG_CPPFLAGS = -I$(srcdir)/tests/progs
 
@@ -102,11 +101,12 @@ tests/progs/optional.stamp: $(srcdir)/tests/progs/alloc-jemalloc.c \
 	touch $@
 CLEANFILES += tests/progs/optional.stamp $(OPTIONAL_PROGS)
 
+if ENABLE_EBPF
 if HAVE_CHECK
 check_PROGRAMS += tests/test-ebpf
 TESTS += tests/test-ebpf
 tests_test_ebpf_SOURCES = tests/test-ebpf.c tests/ebpf-testlib.c \
-	tests/ebpf-testlib.h
+	tests/ebpf-testlib.h tests/scenarios.c tests/scenarios.h
 tests_test_ebpf_CFLAGS = $(TEST_CFLAGS)
 tests_test_ebpf_LDADD = $(TEST_LIBS)
 EXTRA_tests_test_ebpf_DEPENDENCIES = tests/progs/optional.stamp

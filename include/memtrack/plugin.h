@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define MT_ABI_MAJOR 1
-#define MT_ABI_MINOR 0
+#define MT_ABI_MINOR 1
 
 #define MT_PLUGIN_ENTRY_SYMBOL "memtrack_plugin_v1"
 
@@ -157,6 +157,9 @@ struct mt_source_stats {
 	uint64_t ring_used; /* bytes written and not yet read */
 	uint64_t stops;     /* pauses so far */
 	uint64_t resumes;   /* pauses ended so far */
+	/* since 1.1 */
+	uint64_t waits;     /* producers waited for room in a full ring */
+	uint64_t wait_ns;   /* total time they waited */
 };
 
 /* read() result flags */
@@ -198,6 +201,18 @@ struct mt_source_ops {
 	void (*destroy)(void *state);
 	/* Fill out (out->size says how much the host has). May be NULL. */
 	int (*get_stats)(void *state, struct mt_source_stats *out);
+
+	/* since 1.1 */
+	/* Environment the command must run with: NULL-terminated
+	 * "NAME=VALUE" strings, owned by the source until destroy(). Called
+	 * once, after create() and before the command is spawned; argv is the
+	 * command. The host sets each variable in the command's environment;
+	 * for LD_PRELOAD it puts the value in front of the one the user has,
+	 * so that both are loaded, the source's first. Returns NULL with
+	 * errno set on failure (logged), or NULL with errno 0: nothing to
+	 * set. May be NULL. */
+	const char *const *(*command_env)(void *state,
+					  const char *const *argv);
 };
 
 /* ------------------------------------------------------------------ */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plugins/preload/stack-maps.h - the executable mappings of this process
- * as MTKM records (exec, map, fork; format in bpf/README.md, "Call
+ * as MTKM records (exec, map, fork; format in plugins/ebpf/README.md, "Call
  * stacks"), so that `memtrack report` can tie the addresses of a stack
  * to (file, offset) as it does for the eBPF source.
  *

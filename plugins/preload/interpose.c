@@ -1,0 +1,1389 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/preload/interpose.c - libmemtrack-preload.so, the interposer the
+ * preload source puts in the command's LD_PRELOAD.
+ *
+ * Every allocator entry point the eBPF source probes (plugins/ebpf/
+ * attach.c) is defined here; each calls the next definition
+ * (dlsym(RTLD_NEXT)), so the program's own allocator, or one another
+ * preload brings, does the work, and writes the event into the ring shared
+ * with memtrack (ring.c). Events are what the eBPF source writes: same
+ * kinds, sizes, old_addr, failures dropped, and one event for a call that
+ * passes through several entry points (operator new -> malloc): a
+ * per-thread depth counts the entry points in flight; only the outermost
+ * records.
+ *
+ * Rules that keep the program safe:
+ *   - Nothing here allocates through the traced allocator. Allocations
+ *     made while the next malloc is being looked up (dlsym calls calloc)
+ *     come from a static bootstrap arena and are never given back.
+ *   - State is initial-exec TLS and plain globals: usable before our
+ *     constructor (an entry point called earlier attaches by itself) and
+ *     in signal handlers. The ring takes no lock.
+ *   - An exception thrown by the real operator new unwinds through us:
+ *     built with -fexceptions, the depth is restored by a cleanup.
+ *   - When memtrack has gone, or the memory cannot be reached, the
+ *     process goes on untraced; it is never stopped or killed.
+ *
+ * Entry points with integer and pointer arguments only (all but mmap and
+ * mremap) share one wrapper taking four 64-bit arguments and forwarding
+ * them as they came: on the supported ABIs (x86-64, AArch64) unused
+ * argument registers are harmless and integer results come back in the
+ * same register whatever their C type.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <memtrack/event.h>
+
+#include "execcheck.h"
+#include "ring.h"
+#include "shm.h"
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#error "the generic wrapper assumes integer arguments in registers (x86-64, AArch64)"
+#endif
+
+#define PL_EXPORT __attribute__((visibility("default")))
+#define PL_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* events of a signal handler that interrupted its thread inside the ring
+ * (ring.c, I4), put after the interrupted one */
+#define PL_PENDING 8
+
+struct pl_thread {
+	int depth;     /* allocator entry points in flight */
+	int in_ring;   /* inside pl_ring_put() */
+	int resolving; /* inside dlsym(): serve from the arena */
+	uint32_t tid;  /* 0: not known yet */
+	uint32_t npend;
+	struct mt_event pend[PL_PENDING];
+};
+
+static PL_TLS struct pl_thread self;
+
+/* 1 in the child of vfork() until it execs or exits: it shares our memory
+ * and TLS, so it must neither use nor fill the parent's caches (x86-64:
+ * set by the vfork below; elsewhere a vfork child's events carry its
+ * parent's ids). Not static: the assembly below sets it. */
+PL_TLS int pl_in_vfork;
+
+enum { ST_UNTRIED, ST_ATTACHING, ST_ON, ST_OFF };
+
+static int state = ST_UNTRIED;
+static struct pl_shm *shm;
+static int wake_fd = -1;
+static int32_t my_pid;
+
+/* ------------------------------------------------------------------ */
+/* Bootstrap arena                                                     */
+/* ------------------------------------------------------------------ */
+
+#define ARENA_SIZE (256u << 10)
+
+static _Alignas(64) char arena[ARENA_SIZE];
+static size_t arena_used;
+
+static int arena_owns(uint64_t p)
+{
+	return p >= (uint64_t)(uintptr_t)arena &&
+	       p < (uint64_t)(uintptr_t)arena + ARENA_SIZE;
+}
+
+/* A size word before each block, so that realloc can copy it. */
+static void *arena_alloc(size_t size, size_t align)
+{
+	size_t off, end, cur;
+
+	if (align < 16) {
+		align = 16;
+	}
+	do {
+		cur = __atomic_load_n(&arena_used, __ATOMIC_RELAXED);
+		off = (cur + sizeof(size_t) + align - 1) & ~(align - 1);
+		end = off + size;
+		if (size > ARENA_SIZE || end > ARENA_SIZE) {
+			return NULL;
+		}
+	} while (!__atomic_compare_exchange_n(&arena_used, &cur, end, 0,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	memcpy(arena + off - sizeof(size_t), &size, sizeof(size));
+	return arena + off; /* static storage: already zero */
+}
+
+typedef uint64_t (*pl_fn)(uint64_t, uint64_t, uint64_t, uint64_t);
+
+static uint64_t boot_malloc(uint64_t size, uint64_t b, uint64_t c,
+			    uint64_t d)
+{
+	(void)b, (void)c, (void)d;
+	return (uint64_t)(uintptr_t)arena_alloc(size, 16);
+}
+
+static uint64_t boot_calloc(uint64_t n, uint64_t size, uint64_t c,
+			    uint64_t d)
+{
+	(void)c, (void)d;
+	if (size && n > SIZE_MAX / size) {
+		return 0;
+	}
+	return (uint64_t)(uintptr_t)arena_alloc(n * size, 16);
+}
+
+static uint64_t boot_realloc(uint64_t p, uint64_t size, uint64_t c,
+			     uint64_t d)
+{
+	void *q = arena_alloc(size, 16);
+	size_t old = 0;
+
+	(void)c, (void)d;
+	if (q && p && arena_owns(p)) {
+		memcpy(&old, (char *)(uintptr_t)p - sizeof(size_t),
+		       sizeof(old));
+		memcpy(q, (void *)(uintptr_t)p, old < size ? old : size);
+	}
+	return (uint64_t)(uintptr_t)q;
+}
+
+static uint64_t boot_free(uint64_t p, uint64_t b, uint64_t c, uint64_t d)
+{
+	(void)p, (void)b, (void)c, (void)d;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The next definition of each entry point                             */
+/* ------------------------------------------------------------------ */
+
+struct pl_real {
+	const char *name;
+	pl_fn fn;
+};
+
+static void *next_sym(const char *name)
+{
+	void *p;
+
+	self.depth++;
+	self.resolving++;
+	p = dlsym(RTLD_NEXT, name);
+	self.resolving--;
+	self.depth--;
+	return p;
+}
+
+/* What dlsym's own allocations get. */
+static pl_fn bootstrap_fn(const char *name)
+{
+	if (!strcmp(name, "malloc")) {
+		return boot_malloc;
+	}
+	if (!strcmp(name, "calloc")) {
+		return boot_calloc;
+	}
+	if (!strcmp(name, "realloc")) {
+		return boot_realloc;
+	}
+	if (!strcmp(name, "free")) {
+		return boot_free;
+	}
+	return NULL;
+}
+
+static pl_fn resolve(struct pl_real *r)
+{
+	pl_fn fn;
+
+	if (self.resolving) {
+		return bootstrap_fn(r->name);
+	}
+	fn = (pl_fn)next_sym(r->name);
+	if (!fn && (!strcmp(r->name, "cfree") ||
+		    !strncmp(r->name, "free_", 5))) {
+		/* names this libc lacks: a free all the same */
+		fn = (pl_fn)next_sym("free");
+	}
+	if (fn) {
+		__atomic_store_n(&r->fn, fn, __ATOMIC_RELEASE);
+	}
+	return fn;
+}
+
+/* ------------------------------------------------------------------ */
+/* Attaching to memtrack's memory                                      */
+/* ------------------------------------------------------------------ */
+
+extern char **environ;
+
+static void say(const char *a, const char *b, const char *c)
+{
+	ssize_t n;
+
+	n = write(2, a, strlen(a));
+	n = write(2, b, strlen(b));
+	n = write(2, c, strlen(c));
+	(void)n;
+}
+
+static const char *env_value(const char *name)
+{
+	size_t len = strlen(name), i;
+
+	for (i = 0; environ[i]; i++) {
+		if (!strncmp(environ[i], name, len) &&
+		    environ[i][len] == '=') {
+			return environ[i] + len + 1;
+		}
+	}
+	return NULL;
+}
+
+static int parse_num(const char **s, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	const char *p = *s;
+
+	if (*p < '0' || *p > '9') {
+		return -1;
+	}
+	while (*p >= '0' && *p <= '9') {
+		v = v * 10 + (unsigned long long)(*p - '0');
+		p++;
+	}
+	if (*p == ':') {
+		p++;
+	} else if (*p) {
+		return -1;
+	}
+	*s = p;
+	*out = v;
+	return 0;
+}
+
+static void fmt_uint(char *buf, size_t size, unsigned long long v)
+{
+	char tmp[24];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && n < sizeof(tmp));
+	for (i = 0; i < n && i + 1 < size; i++) {
+		buf[i] = tmp[n - 1 - i];
+	}
+	buf[i] = '\0';
+}
+
+/* Our descriptor of memtrack's fd n: the inherited one when it is still
+ * the right file, else a new one through /proc/PID/fd/N. */
+static int reach_fd(int n, unsigned long long pid, unsigned long long ino,
+		    int flags)
+{
+	char path[64] = "/proc/", num[24];
+	struct stat st;
+
+	if (fstat(n, &st) == 0 && (!ino || st.st_ino == ino)) {
+		return n;
+	}
+	fmt_uint(num, sizeof(num), pid);
+	strcat(path, num);
+	strcat(path, "/fd/");
+	fmt_uint(num, sizeof(num), (unsigned long long)n);
+	strcat(path, num);
+	n = open(path, flags | O_CLOEXEC);
+	if (n < 0) {
+		return -1;
+	}
+	if (ino && (fstat(n, &st) || st.st_ino != ino)) {
+		close(n);
+		return -1;
+	}
+	return n;
+}
+
+static void after_fork_child(void)
+{
+	my_pid = (int32_t)syscall(SYS_getpid);
+	self.tid = 0;
+}
+
+static const char *attach_error(const char *env)
+{
+	unsigned long long fd, efd, pid, ino;
+	const char *p = env;
+	struct stat st;
+	void *map;
+	int mfd;
+
+	if (parse_num(&p, &fd) || parse_num(&p, &efd) ||
+	    parse_num(&p, &pid) || parse_num(&p, &ino) || *p) {
+		return "malformed " PL_ENV_SHM;
+	}
+	mfd = reach_fd((int)fd, pid, ino, O_RDWR);
+	if (mfd < 0) {
+		return "cannot reach memtrack's shared memory (closed, and /proc/PID/fd not allowed)";
+	}
+	if (fstat(mfd, &st) || st.st_size < (off_t)sizeof(struct pl_shm)) {
+		return "the shared memory is not memtrack's";
+	}
+	map = (void *)syscall(SYS_mmap, NULL, (size_t)st.st_size,
+			      PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (mfd != (int)fd) {
+		close(mfd);
+	}
+	if ((uintptr_t)map > (uintptr_t)-4096) {
+		return "cannot map memtrack's shared memory";
+	}
+	shm = map;
+	if (shm->magic != PL_MAGIC || shm->version != PL_VERSION ||
+	    shm->map_size != (uint64_t)st.st_size) {
+		syscall(SYS_munmap, map, (size_t)st.st_size);
+		shm = NULL;
+		return "the shared memory is of another memtrack version";
+	}
+	/* without it wake-ups are lost; the consumer reads on its tick */
+	wake_fd = reach_fd((int)efd, pid, 0, O_RDWR);
+	return NULL;
+}
+
+/* Called once per process image, at its first entry point. */
+static void attach(void)
+{
+	int expect = ST_UNTRIED;
+	const char *env, *why;
+	char num[24];
+
+	if (!environ || pl_in_vfork) {
+		/* before libc's start, or a vfork child, whose attaching
+		 * would be its parent's: try again at the next call */
+		return;
+	}
+	if (!__atomic_compare_exchange_n(&state, &expect, ST_ATTACHING, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		return;
+	}
+	self.depth++;
+	my_pid = (int32_t)syscall(SYS_getpid);
+	env = env_value(PL_ENV_SHM);
+	if (!env) {
+		/* not run by memtrack, or the variable was dropped: the exec
+		 * wrapper of the parent said so */
+		__atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
+		self.depth--;
+		return;
+	}
+	why = attach_error(env);
+	if (why) {
+		fmt_uint(num, sizeof(num), (unsigned long long)my_pid);
+		say("memtrack-preload: process ", num, ": ");
+		say(why, "", ": its allocations are not recorded\n");
+		__atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
+		self.depth--;
+		return;
+	}
+	pthread_atfork(NULL, NULL, after_fork_child);
+	__atomic_fetch_add(&shm->attached, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&state, ST_ON, __ATOMIC_RELEASE);
+	self.depth--;
+}
+
+/* Attach before the program's code runs (a signal handler coming while
+ * its own thread attaches would find the process not attached yet); the
+ * entry points attach by themselves before this runs. */
+__attribute__((constructor)) static void attach_early(void)
+{
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == ST_UNTRIED) {
+		attach();
+	}
+}
+
+static inline int active(void)
+{
+	int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(s == ST_UNTRIED, 0)) {
+		attach();
+		s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+	}
+	return s == ST_ON;
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+/* ------------------------------------------------------------------ */
+
+static inline uint32_t my_tid(void)
+{
+	if (__builtin_expect(pl_in_vfork, 0)) {
+		return (uint32_t)syscall(SYS_gettid);
+	}
+	if (!self.tid) {
+		self.tid = (uint32_t)syscall(SYS_gettid);
+	}
+	return self.tid;
+}
+
+static void put(const struct mt_event *ev)
+{
+	if (pl_ring_put(shm, wake_fd, ev, my_tid()) < 0) {
+		/* memtrack has gone: untraced from now on */
+		__atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
+	}
+}
+
+/* Put what handlers left while we were in the ring (ring.c, I4). */
+static void put_pending(void)
+{
+	uint32_t i = 0, n;
+
+	if (!__atomic_load_n(&self.npend, __ATOMIC_ACQUIRE)) {
+		return; /* the common case: no locked instruction */
+	}
+	for (;;) {
+		n = __atomic_load_n(&self.npend, __ATOMIC_ACQUIRE);
+		if (i >= n) {
+			if (__atomic_compare_exchange_n(&self.npend, &n, 0, 0,
+							__ATOMIC_ACQ_REL,
+							__ATOMIC_RELAXED)) {
+				return;
+			}
+			continue;
+		}
+		if (i < PL_PENDING &&
+		    __atomic_load_n(&state, __ATOMIC_RELAXED) == ST_ON) {
+			put(&self.pend[i]);
+		}
+		i++;
+	}
+}
+
+static void emit(unsigned int kind, uint64_t addr, uint64_t size,
+		 uint64_t old, unsigned int flags)
+{
+	struct mt_event ev;
+	uint32_t i;
+
+	if (!__atomic_load_n(&shm->enabled, __ATOMIC_RELAXED)) {
+		return;
+	}
+	ev.timestamp = pl_now_ns();
+	ev.addr = addr;
+	ev.size = size;
+	ev.old_addr = old;
+	ev.pid = __builtin_expect(pl_in_vfork, 0) ?
+			 (int32_t)syscall(SYS_getpid) :
+			 my_pid;
+	ev.tid = (int32_t)my_tid();
+	ev.kind = (uint8_t)kind;
+	ev.flags = (uint8_t)flags;
+	ev.reserved0 = 0;
+	ev.stack_id = 0;
+	ev.reserved[0] = ev.reserved[1] = 0;
+	if (self.in_ring) {
+		/* a signal handler interrupted our own put */
+		i = __atomic_fetch_add(&self.npend, 1, __ATOMIC_ACQ_REL);
+		if (i < PL_PENDING) {
+			self.pend[i] = ev;
+		} else {
+			__atomic_fetch_add(&shm->dropped, 1, __ATOMIC_RELAXED);
+		}
+		return;
+	}
+	for (;;) {
+		self.in_ring = 1;
+		if (ev.kind != 0xff &&
+		    __atomic_load_n(&state, __ATOMIC_RELAXED) == ST_ON) {
+			put(&ev);
+		}
+		ev.kind = 0xff; /* put once */
+		put_pending();
+		self.in_ring = 0;
+		/* a handler that came between the two lines above left one */
+		if (!__atomic_load_n(&self.npend, __ATOMIC_ACQUIRE)) {
+			return;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Allocator entry points                                              */
+/* ------------------------------------------------------------------ */
+
+/* What the arguments mean (plugins/ebpf/attach.c has the same table). */
+enum shape {
+	SH_SIZE1 = 1,   /* f(size, ...) */
+	SH_SIZE2,       /* f(align, size) */
+	SH_MUL12,       /* f(n, size) */
+	SH_REALLOC,     /* f(ptr, size): NULL + size 0 means freed */
+	SH_REALLOC_NZ,  /* f(ptr, size): never frees */
+	SH_REALLOCARRAY, /* f(ptr, n, size): NULL + size 0 means freed */
+	SH_REALLOCN_NZ, /* f(ptr, n, size): never frees */
+	SH_POSIX_MEMALIGN, /* int f(void **memptr, align, size) */
+	SH_MALLOCX,     /* jemalloc f(size, flags) */
+	SH_RALLOCX,     /* jemalloc f(ptr, size, flags) */
+	SH_XALLOCX,     /* jemalloc size_t f(ptr, size, extra, flags) */
+	SH_FREE,        /* f(ptr, ...) */
+};
+
+#define KIND_DERIVED 0xff
+#define MALLOCX_LG_ALIGN_MASK 0x3f
+#define MALLOCX_ZERO 0x40
+
+static void depth_restore(int **depth)
+{
+	(**depth)--;
+}
+
+static void record(unsigned int kind, unsigned int shape, uint64_t ret,
+		   uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t addr = ret, size = 0, old = 0;
+
+	switch (shape) {
+	case SH_SIZE1:
+		size = a;
+		break;
+	case SH_SIZE2:
+		size = b;
+		break;
+	case SH_MUL12:
+		size = a * b;
+		break;
+	case SH_REALLOC:
+	case SH_REALLOC_NZ:
+	case SH_RALLOCX:
+		old = a;
+		size = b;
+		break;
+	case SH_REALLOCARRAY:
+	case SH_REALLOCN_NZ:
+		old = a;
+		size = b * c;
+		break;
+	case SH_POSIX_MEMALIGN:
+		if ((int)ret != 0) {
+			return;
+		}
+		addr = (uint64_t)(uintptr_t)*(void **)(uintptr_t)a;
+		size = c;
+		break;
+	case SH_MALLOCX:
+		size = a;
+		kind = (b & MALLOCX_ZERO) ? MT_EV_CALLOC :
+		       (b & MALLOCX_LG_ALIGN_MASK) ? MT_EV_ALIGNED_ALLOC :
+						       MT_EV_MALLOC;
+		break;
+	case SH_XALLOCX:
+		/* the usable size: resized in place when >= size */
+		if (ret < b) {
+			return;
+		}
+		addr = old = a;
+		size = b;
+		break;
+	default:
+		return;
+	}
+	if ((shape == SH_REALLOC || shape == SH_REALLOCARRAY) && !ret && old &&
+	    !size) {
+		emit(MT_EV_FREE, old, 0, 0, 0); /* realloc(p, 0) freed p */
+		return;
+	}
+	if (!addr) {
+		return; /* failed */
+	}
+	if (kind == MT_EV_REALLOC) {
+		emit(kind, addr, size, old, old ? MT_EVF_OLD_ADDR : 0);
+	} else {
+		emit(kind, addr, size, 0, 0);
+	}
+}
+
+static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
+		     uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	pl_fn fn = __atomic_load_n(&r->fn, __ATOMIC_ACQUIRE);
+	uint64_t ret;
+
+	if (__builtin_expect(!fn, 0)) {
+		fn = resolve(r);
+		if (!fn) {
+			/* nothing to call (dlsym's own allocations get the
+			 * arena; anything else: a failed call) */
+			return 0;
+		}
+	}
+	if (shape == SH_FREE && arena_owns(a)) {
+		return 0; /* the arena's blocks are never given back */
+	}
+	if ((shape == SH_REALLOC || shape == SH_REALLOC_NZ) && arena_owns(a)) {
+		return boot_realloc(a, b, 0, 0);
+	}
+	if (self.depth || !active()) {
+		return fn(a, b, c, d);
+	}
+	if (shape == SH_FREE) {
+		/* before the block can be handed out again */
+		if (a) {
+			emit(MT_EV_FREE, a, 0, 0, 0);
+		}
+		self.depth++;
+		ret = fn(a, b, c, d);
+		self.depth--;
+		return ret;
+	}
+	{
+		__attribute__((cleanup(depth_restore))) int *dp = &self.depth;
+
+		(*dp)++;
+		ret = fn(a, b, c, d);
+	}
+	record(kind, shape, ret, a, b, c);
+	return ret;
+}
+
+#define HOOK(sym, kind, shape)                                              \
+	static struct pl_real real_##sym = { #sym, NULL };                  \
+	PL_EXPORT uint64_t hook_##sym(uint64_t a, uint64_t b, uint64_t c,   \
+				      uint64_t d) __asm__(#sym);            \
+	uint64_t hook_##sym(uint64_t a, uint64_t b, uint64_t c, uint64_t d) \
+	{                                                                   \
+		return call(&real_##sym, kind, shape, a, b, c, d);          \
+	}
+
+#define M(sym, shape) HOOK(sym, MT_EV_MALLOC, SH_##shape)
+#define C(sym, shape) HOOK(sym, MT_EV_CALLOC, SH_##shape)
+#define R(sym, shape) HOOK(sym, MT_EV_REALLOC, SH_##shape)
+#define A(sym, shape) HOOK(sym, MT_EV_ALIGNED_ALLOC, SH_##shape)
+#define F(sym) HOOK(sym, MT_EV_FREE, SH_FREE)
+#define X(sym, shape) HOOK(sym, KIND_DERIVED, SH_##shape)
+#include "hooks.def"
+#undef M
+#undef C
+#undef R
+#undef A
+#undef F
+#undef X
+
+/* ------------------------------------------------------------------ */
+/* mmap, munmap, mremap, brk, sbrk: the calls made through libc's      */
+/* functions (malloc's own go to the kernel directly: not seen here)    */
+/* ------------------------------------------------------------------ */
+
+static void *real(const char *name, void **slot)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (!p) {
+		p = next_sym(name);
+		__atomic_store_n(slot, p, __ATOMIC_RELEASE);
+	}
+	return p;
+}
+
+#define REAL(type, name)                                                   \
+	static void *real_##name##_p;                                      \
+	type fn = (type)real(#name, &real_##name##_p)
+
+typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
+
+PL_EXPORT void *hook_mmap(void *addr, size_t len, int prot, int flags, int fd,
+			  off_t off) __asm__("mmap");
+void *hook_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		off_t off)
+{
+	REAL(mmap_fn, mmap);
+	void *ret;
+
+	if (!fn) {
+		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd,
+				       off);
+	}
+	if (self.depth || !active()) {
+		return fn(addr, len, prot, flags, fd, off);
+	}
+	self.depth++;
+	ret = fn(addr, len, prot, flags, fd, off);
+	self.depth--;
+	if (ret != MAP_FAILED) {
+		emit(MT_EV_MMAP, (uint64_t)(uintptr_t)ret, len, 0, 0);
+	}
+	return ret;
+}
+
+PL_EXPORT void *hook_mmap64(void *addr, size_t len, int prot, int flags,
+			    int fd, off_t off) __asm__("mmap64");
+void *hook_mmap64(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off)
+{
+	return hook_mmap(addr, len, prot, flags, fd, off);
+}
+
+typedef int (*munmap_fn)(void *, size_t);
+
+PL_EXPORT int hook_munmap(void *addr, size_t len) __asm__("munmap");
+int hook_munmap(void *addr, size_t len)
+{
+	REAL(munmap_fn, munmap);
+	int ret;
+
+	if (!fn) {
+		return (int)syscall(SYS_munmap, addr, len);
+	}
+	if (self.depth || !active()) {
+		return fn(addr, len);
+	}
+	self.depth++;
+	ret = fn(addr, len);
+	self.depth--;
+	if (ret == 0) {
+		emit(MT_EV_MUNMAP, (uint64_t)(uintptr_t)addr, len, 0, 0);
+	}
+	return ret;
+}
+
+typedef void *(*mremap_fn)(void *, size_t, size_t, int, ...);
+
+PL_EXPORT void *hook_mremap(void *old, size_t old_len, size_t new_len,
+			    int flags, ...) __asm__("mremap");
+void *hook_mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	REAL(mremap_fn, mremap);
+	void *to = NULL, *ret;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		to = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (!fn) {
+		return (void *)syscall(SYS_mremap, old, old_len, new_len,
+				       flags, to);
+	}
+	if (self.depth || !active()) {
+		return fn(old, old_len, new_len, flags, to);
+	}
+	self.depth++;
+	ret = fn(old, old_len, new_len, flags, to);
+	self.depth--;
+	if (ret != MAP_FAILED) {
+		/* as the eBPF source: the old range gone, the new there */
+		emit(MT_EV_MUNMAP, (uint64_t)(uintptr_t)old, old_len, 0, 0);
+		emit(MT_EV_MMAP, (uint64_t)(uintptr_t)ret, new_len, 0, 0);
+	}
+	return ret;
+}
+
+typedef void *(*sbrk_fn)(intptr_t);
+typedef int (*brk_fn)(void *);
+
+PL_EXPORT void *hook_sbrk(intptr_t incr) __asm__("sbrk");
+void *hook_sbrk(intptr_t incr)
+{
+	REAL(sbrk_fn, sbrk);
+	char *ret;
+
+	if (!fn) {
+		errno = ENOMEM;
+		return (void *)-1;
+	}
+	if (self.depth || !active()) {
+		return fn(incr);
+	}
+	self.depth++;
+	ret = fn(incr);
+	self.depth--;
+	if (ret != (char *)-1 && incr) {
+		/* Brk: the new break, and how far it moved */
+		emit(MT_EV_BRK, (uint64_t)(uintptr_t)(ret + incr),
+		     incr > 0 ? (uint64_t)incr : (uint64_t)-incr, 0, 0);
+	}
+	return ret;
+}
+
+PL_EXPORT int hook_brk(void *addr) __asm__("brk");
+int hook_brk(void *addr)
+{
+	REAL(brk_fn, brk);
+	static void *real_sbrk_p;
+	sbrk_fn cur = (sbrk_fn)real("sbrk", &real_sbrk_p);
+	char *before;
+	int ret;
+
+	if (!fn || !cur) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (self.depth || !active()) {
+		return fn(addr);
+	}
+	self.depth++;
+	before = cur(0);
+	ret = fn(addr);
+	self.depth--;
+	if (ret == 0 && (char *)addr != before) {
+		uint64_t a = (uint64_t)(uintptr_t)addr,
+			 b = (uint64_t)(uintptr_t)before;
+
+		emit(MT_EV_BRK, a, a > b ? a - b : b - a, 0, 0);
+	}
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* exec: say which programs will run untraced                          */
+/* ------------------------------------------------------------------ */
+
+/* A notice for memtrack's stderr (source.c prints it once per file).
+ * Async-signal-safe; a vfork child shares our mapping. */
+static void notice(int kind, const char *path)
+{
+	uint32_t i;
+	size_t len;
+
+	if (!kind || !active()) {
+		return;
+	}
+	i = __atomic_fetch_add(&shm->notice_next, 1, __ATOMIC_ACQ_REL);
+	if (i >= PL_NOTICES) {
+		return;
+	}
+	len = strlen(path);
+	if (len >= PL_NOTICE_PATH) {
+		len = PL_NOTICE_PATH - 1;
+	}
+	memcpy(shm->notices[i].path, path, len);
+	shm->notices[i].path[len] = '\0';
+	shm->notices[i].kind = (uint32_t)kind;
+	shm->notices[i].pid = (int32_t)syscall(SYS_getpid);
+	__atomic_store_n(&shm->notices[i].ready, 1, __ATOMIC_RELEASE);
+}
+
+static void check_exec(const char *path, int fd, char *const envp[])
+{
+	int saved = errno;
+
+	notice(pl_exec_check(path, fd, envp), path);
+	errno = saved;
+}
+
+/*
+ * An executable that defines malloc (jemalloc or mimalloc linked in
+ * statically) comes first in the lookup order: its own calls, and
+ * libc's, go to its allocator, never to ours. Say so once per file.
+ */
+/* our malloc itself: taking hook_malloc's address would go through the
+ * GOT, to whichever malloc won */
+static uint64_t own_malloc(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+	__attribute__((alias("malloc")));
+
+__attribute__((constructor)) static void check_own_malloc(void)
+{
+	char exe[PL_NOTICE_PATH];
+	ssize_t n;
+	void *m;
+
+	attach_early();
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != ST_ON) {
+		return;
+	}
+	self.depth++;
+	m = dlsym(RTLD_DEFAULT, "malloc");
+	self.depth--;
+	if (!m || m == (void *)own_malloc) {
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		notice(PL_NOTE_OWN_MALLOC, exe);
+	}
+}
+
+/* execvp's search, to check the file it will run */
+static void check_execp(const char *file, char *const envp[])
+{
+	char path[4096];
+	const char *pathvar = NULL;
+	size_t i;
+
+	for (i = 0; environ && environ[i]; i++) {
+		if (!strncmp(environ[i], "PATH=", 5)) {
+			pathvar = environ[i] + 5;
+			break;
+		}
+	}
+	if (pl_exec_find(file, pathvar, path, sizeof(path)) == 0) {
+		check_exec(path, -1, envp);
+	}
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+
+PL_EXPORT int hook_execve(const char *path, char *const argv[],
+			  char *const envp[]) __asm__("execve");
+int hook_execve(const char *path, char *const argv[], char *const envp[])
+{
+	REAL(execve_fn, execve);
+
+	check_exec(path, -1, envp);
+	if (!fn) {
+		return (int)syscall(SYS_execve, path, argv, envp);
+	}
+	return fn(path, argv, envp);
+}
+
+PL_EXPORT int hook_execv(const char *path, char *const argv[])
+	__asm__("execv");
+int hook_execv(const char *path, char *const argv[])
+{
+	return hook_execve(path, argv, environ);
+}
+
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+
+PL_EXPORT int hook_execvpe(const char *file, char *const argv[],
+			   char *const envp[]) __asm__("execvpe");
+int hook_execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	REAL(execvpe_fn, execvpe);
+
+	check_execp(file, envp);
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return fn(file, argv, envp);
+}
+
+PL_EXPORT int hook_execvp(const char *file, char *const argv[])
+	__asm__("execvp");
+int hook_execvp(const char *file, char *const argv[])
+{
+	return hook_execvpe(file, argv, environ);
+}
+
+/* execl & co: the arguments into an array on the stack */
+#define LIST_ARGS(first, ap, argv)                                          \
+	do {                                                                \
+		va_list cp;                                                 \
+		size_t n_ = 1, i_;                                          \
+		va_copy(cp, ap);                                            \
+		while (va_arg(cp, char *)) {                                \
+			n_++;                                               \
+		}                                                           \
+		va_end(cp);                                                 \
+		argv = __builtin_alloca((n_ + 1) * sizeof(char *));         \
+		argv[0] = (char *)(first);                                  \
+		for (i_ = 1; i_ <= n_; i_++) {                              \
+			argv[i_] = va_arg(ap, char *);                      \
+		}                                                           \
+	} while (0)
+
+PL_EXPORT int hook_execl(const char *path, const char *arg, ...)
+	__asm__("execl");
+int hook_execl(const char *path, const char *arg, ...)
+{
+	char **argv;
+	va_list ap;
+
+	va_start(ap, arg);
+	LIST_ARGS(arg, ap, argv);
+	va_end(ap);
+	return hook_execve(path, argv, environ);
+}
+
+PL_EXPORT int hook_execlp(const char *file, const char *arg, ...)
+	__asm__("execlp");
+int hook_execlp(const char *file, const char *arg, ...)
+{
+	char **argv;
+	va_list ap;
+
+	va_start(ap, arg);
+	LIST_ARGS(arg, ap, argv);
+	va_end(ap);
+	return hook_execvpe(file, argv, environ);
+}
+
+PL_EXPORT int hook_execle(const char *path, const char *arg, ...)
+	__asm__("execle");
+int hook_execle(const char *path, const char *arg, ...)
+{
+	char **argv, **envp = NULL;
+	va_list ap;
+
+	va_start(ap, arg);
+	LIST_ARGS(arg, ap, argv);
+	envp = va_arg(ap, char **); /* after the NULL */
+	va_end(ap);
+	return hook_execve(path, argv, envp);
+}
+
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+PL_EXPORT int hook_fexecve(int fd, char *const argv[], char *const envp[])
+	__asm__("fexecve");
+int hook_fexecve(int fd, char *const argv[], char *const envp[])
+{
+	REAL(fexecve_fn, fexecve);
+	char name[64] = "/proc/self/fd/", num[24];
+
+	fmt_uint(num, sizeof(num), (unsigned long long)fd);
+	strcat(name, num);
+	check_exec(argv && argv[0] ? argv[0] : name, fd, envp);
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return fn(fd, argv, envp);
+}
+
+typedef int (*spawn_fn)(pid_t *, const char *,
+			const posix_spawn_file_actions_t *,
+			const posix_spawnattr_t *, char *const[],
+			char *const[]);
+
+PL_EXPORT int hook_posix_spawn(pid_t *pid, const char *path,
+			       const posix_spawn_file_actions_t *fa,
+			       const posix_spawnattr_t *attr,
+			       char *const argv[], char *const envp[])
+	__asm__("posix_spawn");
+int hook_posix_spawn(pid_t *pid, const char *path,
+		     const posix_spawn_file_actions_t *fa,
+		     const posix_spawnattr_t *attr, char *const argv[],
+		     char *const envp[])
+{
+	REAL(spawn_fn, posix_spawn);
+
+	check_exec(path, -1, envp);
+	if (!fn) {
+		return ENOSYS;
+	}
+	return fn(pid, path, fa, attr, argv, envp);
+}
+
+PL_EXPORT int hook_posix_spawnp(pid_t *pid, const char *file,
+				const posix_spawn_file_actions_t *fa,
+				const posix_spawnattr_t *attr,
+				char *const argv[], char *const envp[])
+	__asm__("posix_spawnp");
+int hook_posix_spawnp(pid_t *pid, const char *file,
+		      const posix_spawn_file_actions_t *fa,
+		      const posix_spawnattr_t *attr, char *const argv[],
+		      char *const envp[])
+{
+	REAL(spawn_fn, posix_spawnp);
+
+	check_execp(file, envp);
+	if (!fn) {
+		return ENOSYS;
+	}
+	return fn(pid, file, fa, attr, argv, envp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Signal handlers                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A handler that allocates while its thread is inside an allocator call
+ * would look nested (depth > 0) and go unrecorded: handlers run through a
+ * trampoline that starts them at depth 0 and puts the depth back after.
+ * (A handler that longjmps out leaves it at 0, which is where the code it
+ * jumps to is.) The ring needs nothing: a handler interrupting a write
+ * keeps its events pending (ring.c, I4).
+ */
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+static void *user_handler[_NSIG];
+static int user_siginfo[_NSIG];
+
+static void trampoline(int sig, siginfo_t *si, void *uc)
+{
+	int saved = self.depth;
+	void *h = __atomic_load_n(&user_handler[sig], __ATOMIC_ACQUIRE);
+
+	self.depth = 0;
+	if (user_siginfo[sig]) {
+		((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+	} else {
+		((void (*)(int))h)(sig);
+	}
+	self.depth = saved;
+}
+
+PL_EXPORT int hook_sigaction(int sig, const struct sigaction *act,
+			     struct sigaction *oact) __asm__("sigaction");
+int hook_sigaction(int sig, const struct sigaction *act,
+		   struct sigaction *oact)
+{
+	REAL(sigaction_fn, sigaction);
+	struct sigaction mine;
+	void *old_handler = NULL;
+	int old_siginfo = 0, ret;
+
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (sig <= 0 || sig >= _NSIG) {
+		return fn(sig, act, oact);
+	}
+	old_handler = __atomic_load_n(&user_handler[sig], __ATOMIC_ACQUIRE);
+	old_siginfo = user_siginfo[sig];
+	if (act && act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) {
+		mine = *act;
+		user_siginfo[sig] = !!(act->sa_flags & SA_SIGINFO);
+		__atomic_store_n(&user_handler[sig],
+				 user_siginfo[sig] ? (void *)act->sa_sigaction :
+						     (void *)act->sa_handler,
+				 __ATOMIC_RELEASE);
+		mine.sa_sigaction = trampoline;
+		mine.sa_flags |= SA_SIGINFO;
+		act = &mine;
+	}
+	ret = fn(sig, act, oact);
+	if (ret == 0 && oact && oact->sa_sigaction == trampoline &&
+	    old_handler) {
+		/* the program sees its own handler */
+		if (old_siginfo) {
+			oact->sa_sigaction = old_handler;
+		} else {
+			oact->sa_handler = (void (*)(int))old_handler;
+			oact->sa_flags &= ~SA_SIGINFO;
+		}
+	}
+	return ret;
+}
+
+PL_EXPORT sighandler_t hook_signal(int sig, sighandler_t handler)
+	__asm__("signal");
+sighandler_t hook_signal(int sig, sighandler_t handler)
+{
+	struct sigaction sa, old;
+
+	/* glibc's signal(): BSD semantics */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, sig);
+	if (hook_sigaction(sig, &sa, &old) < 0) {
+		return SIG_ERR;
+	}
+	return old.sa_handler;
+}
+
+/* ------------------------------------------------------------------ */
+/* dlsym: allocators reached through a handle of dlopen                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * dlsym(handle, "tc_malloc") on a library's handle finds that library's
+ * definition, not ours: the program then calls it directly. For the
+ * names of hooks.def, dlsym hands out a trampoline that records the calls
+ * (one per distinct function; DL_SLOTS in all, past that the function is
+ * returned as is and its calls are not seen).
+ *
+ * RTLD_NEXT and RTLD_DEFAULT depend on the caller's object: those calls
+ * jump straight to libc's dlsym, which then sees the program's return
+ * address, so a wrapper (ours or another preload's) finding the next
+ * definition is not disturbed. That jump needs assembly: x86-64 only.
+ */
+#if defined(__x86_64__)
+
+struct hook_info {
+	const char *name;
+	unsigned int kind, shape;
+	void *hook;
+};
+
+#define H_(sym, k, s) { #sym, k, s, (void *)hook_##sym },
+#define M(sym, shape) H_(sym, MT_EV_MALLOC, SH_##shape)
+#define C(sym, shape) H_(sym, MT_EV_CALLOC, SH_##shape)
+#define R(sym, shape) H_(sym, MT_EV_REALLOC, SH_##shape)
+#define A(sym, shape) H_(sym, MT_EV_ALIGNED_ALLOC, SH_##shape)
+#define F(sym) H_(sym, MT_EV_FREE, SH_FREE)
+#define X(sym, shape) H_(sym, KIND_DERIVED, SH_##shape)
+static const struct hook_info hook_table[] = {
+#include "hooks.def"
+};
+#undef M
+#undef C
+#undef R
+#undef A
+#undef F
+#undef X
+#undef H_
+
+#define DL_SLOTS 32
+
+struct dl_slot {
+	struct pl_real real;
+	unsigned int kind, shape;
+};
+
+static struct dl_slot dl_slots[DL_SLOTS];
+static uint32_t dl_used;
+
+#define DLT(i)                                                              \
+	static uint64_t dlt_##i(uint64_t a, uint64_t b, uint64_t c,         \
+				uint64_t d)                                 \
+	{                                                                   \
+		return call(&dl_slots[i].real, dl_slots[i].kind,            \
+			    dl_slots[i].shape, a, b, c, d);                 \
+	}
+DLT(0) DLT(1) DLT(2) DLT(3) DLT(4) DLT(5) DLT(6) DLT(7)
+DLT(8) DLT(9) DLT(10) DLT(11) DLT(12) DLT(13) DLT(14) DLT(15)
+DLT(16) DLT(17) DLT(18) DLT(19) DLT(20) DLT(21) DLT(22) DLT(23)
+DLT(24) DLT(25) DLT(26) DLT(27) DLT(28) DLT(29) DLT(30) DLT(31)
+static const pl_fn dl_tramps[DL_SLOTS] = {
+	dlt_0, dlt_1, dlt_2, dlt_3, dlt_4, dlt_5, dlt_6, dlt_7,
+	dlt_8, dlt_9, dlt_10, dlt_11, dlt_12, dlt_13, dlt_14, dlt_15,
+	dlt_16, dlt_17, dlt_18, dlt_19, dlt_20, dlt_21, dlt_22, dlt_23,
+	dlt_24, dlt_25, dlt_26, dlt_27, dlt_28, dlt_29, dlt_30, dlt_31,
+};
+
+typedef void *(*dlsym_fn)(void *, const char *);
+
+/* libc's dlsym; read by the assembly below */
+void *pl_real_dlsym;
+
+__attribute__((used)) void *pl_dlsym_resolve(void);
+void *pl_dlsym_resolve(void)
+{
+	void *p;
+
+	self.depth++;
+	p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!p) {
+		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	}
+	self.depth--;
+	__atomic_store_n(&pl_real_dlsym, p, __ATOMIC_RELEASE);
+	return p;
+}
+
+__attribute__((used)) void *pl_dlsym_handle(void *handle, const char *name);
+void *pl_dlsym_handle(void *handle, const char *name)
+{
+	dlsym_fn next = (dlsym_fn)__atomic_load_n(&pl_real_dlsym,
+						  __ATOMIC_ACQUIRE);
+	const struct hook_info *h = NULL;
+	uint32_t i, n;
+	void *p;
+
+	if (!next) {
+		next = (dlsym_fn)pl_dlsym_resolve();
+	}
+	p = next(handle, name);
+	if (!p || !name) {
+		return p;
+	}
+	for (i = 0; i < sizeof(hook_table) / sizeof(hook_table[0]); i++) {
+		if (!strcmp(hook_table[i].name, name)) {
+			h = &hook_table[i];
+			break;
+		}
+	}
+	if (!h || p == h->hook) {
+		return p;
+	}
+	n = __atomic_load_n(&dl_used, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n && i < DL_SLOTS; i++) {
+		if (__atomic_load_n(&dl_slots[i].real.fn, __ATOMIC_ACQUIRE) ==
+			    (pl_fn)p &&
+		    dl_slots[i].kind == h->kind) {
+			return (void *)dl_tramps[i];
+		}
+	}
+	i = __atomic_fetch_add(&dl_used, 1, __ATOMIC_ACQ_REL);
+	if (i >= DL_SLOTS) {
+		return p;
+	}
+	dl_slots[i].kind = h->kind;
+	dl_slots[i].shape = h->shape;
+	dl_slots[i].real.name = h->name;
+	__atomic_store_n(&dl_slots[i].real.fn, (pl_fn)p, __ATOMIC_RELEASE);
+	return (void *)dl_tramps[i];
+}
+
+/*
+ * vfork: glibc's, plus the flag. The return address is kept in a
+ * register, since the child's calls overwrite our shared stack; the
+ * parent resumes when the child has exec'd or exited, and clears it.
+ */
+__attribute__((used)) int pl_vfork_error(int err);
+int pl_vfork_error(int err)
+{
+	errno = err;
+	return -1;
+}
+
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	"vfork:\n"
+	"	movq pl_in_vfork@gottpoff(%rip), %rcx\n"
+	"	movl $1, %fs:(%rcx)\n"
+	"	popq %rdi\n"
+	"	movl $58, %eax\n" /* SYS_vfork */
+	"	syscall\n"
+	"	pushq %rdi\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n" /* the child: flagged */
+	"	movq pl_in_vfork@gottpoff(%rip), %rcx\n"
+	"	movl $0, %fs:(%rcx)\n"
+	"	cmpq $-4095, %rax\n"
+	"	jae 2f\n"
+	"1:\n"
+	"	ret\n"
+	"2:\n"
+	"	negl %eax\n"
+	"	movl %eax, %edi\n"
+	"	jmp pl_vfork_error\n"
+	".size vfork, .-vfork\n");
+
+__asm__(".text\n"
+	".globl dlsym\n"
+	".type dlsym, @function\n"
+	"dlsym:\n"
+	"	cmpq $-1, %rdi\n" /* RTLD_NEXT */
+	"	je 1f\n"
+	"	testq %rdi, %rdi\n" /* RTLD_DEFAULT */
+	"	je 1f\n"
+	"	jmp pl_dlsym_handle\n"
+	"1:\n"
+	"	movq pl_real_dlsym(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 2f\n"
+	"	jmp *%rax\n"
+	"2:\n"
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n"
+	"	call pl_dlsym_resolve\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	jmp *%rax\n"
+	".size dlsym, .-dlsym\n");
+
+#endif /* __x86_64__ */

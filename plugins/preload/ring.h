@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/preload/ring.h - the shared event ring of the preload source:
+ * many producers (every thread of every traced process, signal handlers
+ * included), one consumer (memtrack's poller thread). See ring.c for the
+ * protocol and why it cannot deadlock.
+ */
+#ifndef MT_PRELOAD_RING_H
+#define MT_PRELOAD_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm.h"
+
+/* Lay out an empty ring of nslots (a power of two) slots at slots_offset
+ * in shm, whose other fields the caller sets. */
+void pl_ring_init(struct pl_shm *shm, uint64_t nslots, uint64_t slots_offset);
+
+/* ---- producers (the interposer) ---- */
+
+/*
+ * Put one event (its reserved fields are overwritten). Waits while the
+ * ring is full: spins briefly, then sleeps on shm->space_seq, waking the
+ * consumer through efd first. Async-signal-safe, takes no lock, never
+ * allocates. Returns 0, or -1 when the consumer has gone (the caller goes
+ * on untraced). tid: the caller's thread id.
+ */
+int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
+		uint32_t tid);
+
+/* ---- the consumer (the source) ---- */
+
+struct pl_reader {
+	struct pl_shm *shm;
+	struct mt_event *slots;
+	uint64_t mask;
+	uint64_t tail;        /* the next position to read */
+	uint64_t stall_pos;   /* a claimed slot waited for since ... */
+	uint64_t stall_since; /* ... this time (ns), 0: none */
+	uint64_t abandoned;   /* slots skipped: their writer died */
+};
+
+void pl_reader_init(struct pl_reader *rd, struct pl_shm *shm);
+
+/* The committed event at the tail, or NULL (empty, or the slot at the tail
+ * is still being written). */
+const struct mt_event *pl_ring_peek(struct pl_reader *rd);
+
+/* Give the slot pl_ring_peek() returned back to the producers. */
+void pl_ring_advance(struct pl_reader *rd);
+
+/* Publish the tail and wake producers waiting for room. */
+void pl_ring_publish(struct pl_reader *rd);
+
+/*
+ * The slot at the tail is claimed and not committed: when that has lasted
+ * stall_ns and its writer is dead (killed between claim and commit), skip
+ * it and return 1; 0 otherwise (empty, or a writer alive: it will commit).
+ */
+int pl_ring_unstall(struct pl_reader *rd, uint64_t now, uint64_t stall_ns);
+
+/* Positions written (claimed) and not read yet. */
+uint64_t pl_ring_unread(const struct pl_reader *rd);
+
+uint64_t pl_now_ns(void);
+
+#endif /* MT_PRELOAD_RING_H */

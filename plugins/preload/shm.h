@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/preload/shm.h - the memory the preload source (source.c) shares
+ * with every traced process (interpose.c): a header, a notice area and the
+ * event ring (ring.c). Both sides are built from this tree, so the layout
+ * only has to agree with itself; PL_VERSION still guards against an
+ * interposer of another build finding the variable.
+ *
+ * The environment carries it across fork and exec:
+ *   MEMTRACK_PRELOAD_SHM=MEMFD:EVENTFD:PID:INODE
+ * MEMFD and EVENTFD are memtrack's descriptors of the mapping and of its
+ * wake-up eventfd, inherited at the same numbers; PID is memtrack's (a
+ * process that closed them reopens /proc/PID/fd/MEMFD); INODE tells the
+ * memfd from whatever file a program put at that number.
+ */
+#ifndef MT_PRELOAD_SHM_H
+#define MT_PRELOAD_SHM_H
+
+#include <stdint.h>
+
+#include <memtrack/event.h>
+
+#define PL_ENV_SHM "MEMTRACK_PRELOAD_SHM"
+#define PL_MAGIC 0x504b544du /* "MTKP" */
+#define PL_VERSION 1
+
+#define PL_NOTICES 128
+#define PL_NOTICE_PATH 240
+
+/* Why a file's allocations are not recorded. */
+enum pl_notice_kind {
+	PL_NOTE_STATIC = 1,     /* no PT_INTERP: nothing is preloaded */
+	PL_NOTE_SETID = 2,      /* the loader ignores LD_PRELOAD */
+	PL_NOTE_NO_PRELOAD = 3, /* exec'd with an environment without it */
+	PL_NOTE_OWN_MALLOC = 4, /* the executable defines malloc itself */
+};
+
+struct pl_notice {
+	uint32_t ready; /* 1 once the rest is written */
+	uint32_t kind;  /* enum pl_notice_kind */
+	int32_t pid;    /* the process that saw it */
+	uint32_t pad;
+	char path[PL_NOTICE_PATH];
+};
+
+/*
+ * The state word of a slot, kept in the slot's mt_event.reserved[0] (which
+ * the consumer zeroes before the event leaves): the lap of the position it
+ * belongs to, a state, and the thread that claimed it.
+ */
+#define PL_FREE 0u      /* free for position lap * nslots + index */
+#define PL_CLAIMED 1u   /* taken by tid, being written */
+#define PL_COMMITTED 2u /* written: the consumer may take it */
+#define PL_TID_MASK 0x3fffffffu
+
+static inline uint64_t pl_word(uint32_t lap, uint32_t state, uint32_t tid)
+{
+	return (uint64_t)lap << 32 | (uint64_t)state << 30 |
+	       (tid & PL_TID_MASK);
+}
+
+static inline uint32_t pl_word_lap(uint64_t w)
+{
+	return (uint32_t)(w >> 32);
+}
+
+static inline uint32_t pl_word_state(uint64_t w)
+{
+	return (uint32_t)(w >> 30) & 3u;
+}
+
+static inline uint32_t pl_word_tid(uint64_t w)
+{
+	return (uint32_t)w & PL_TID_MASK;
+}
+
+#define PL_CACHELINE 64
+
+struct pl_shm {
+	/* set once by the source, before the command runs */
+	uint32_t magic;
+	uint32_t version;
+	uint64_t map_size;     /* bytes of the whole mapping */
+	uint64_t nslots;       /* a power of two */
+	uint32_t shift;        /* log2(nslots) */
+	int32_t consumer_pid;  /* memtrack, as the command sees it */
+	uint64_t slots_offset; /* from the start of the mapping */
+	uint64_t wakeup_at;    /* unread slots: wake a sleeping consumer */
+
+	/* written by the consumer */
+	_Alignas(PL_CACHELINE) uint64_t tail; /* positions below are read */
+	uint32_t space_seq; /* futex: bumped when room is made for waiters */
+	uint32_t sleeping;  /* 1: the consumer waits on the eventfd */
+	uint32_t enabled;   /* --start-disabled, control enable/disable */
+	uint32_t dead;      /* the consumer has gone: producers go on
+			     * untraced */
+
+	/* written by producers */
+	_Alignas(PL_CACHELINE) uint64_t head; /* next position to claim */
+	_Alignas(PL_CACHELINE) uint32_t waiters; /* waiting for room now */
+	uint32_t attached;   /* processes that attached */
+	uint64_t waits;      /* waits for room so far */
+	uint64_t wait_ns;    /* time spent in them */
+	uint64_t dropped;    /* events lost (see ring.h: pl_emit) */
+	uint32_t notice_next; /* notices claimed (may exceed PL_NOTICES) */
+	uint32_t pad;
+	struct pl_notice notices[PL_NOTICES];
+};
+
+/* Slots start at the first page boundary after the header. */
+static inline struct mt_event *pl_slots(const struct pl_shm *shm)
+{
+	return (struct mt_event *)((char *)shm + shm->slots_offset);
+}
+
+#endif /* MT_PRELOAD_SHM_H */

@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/preload/source.c - the "preload" source: allocation events of a
+ * command and every process it starts, written in-process by the
+ * interposer libmemtrack-preload.so (interpose.c) into memory shared with
+ * memtrack (shm.h, ring.c). No root, no BPF: the host puts the interposer
+ * in the command's LD_PRELOAD (command_env(), ABI 1.1) and the
+ * environment carries it to every process of the tree.
+ *
+ * Args (comma-separated; the host's --ring-size maps to ring-size=):
+ *   ring-size=BYTES   the shared ring, a power of two from 4k (64 events)
+ *                     to 4G (default 16M; k/M/G suffixes)
+ *   syscalls=libc     where mmap, munmap, mremap and brk come from: the
+ *                     calls made through libc's functions (the only mode
+ *                     for now; the allocator's own calls are not seen).
+ *                     The seam for a later mode that adds the eBPF
+ *                     source's syscall tracepoints when run as root.
+ *
+ * Producers never drop and are never stopped: on a full ring they wait
+ * for this reader (ring.c). Files the interposer cannot reach (static,
+ * set-uid/set-gid, an environment without LD_PRELOAD) are named once each
+ * on memtrack's stderr, with --source ebpf suggested; so are executables
+ * that carry an allocator of their own, linked in statically.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <memtrack/event.h>
+#include <memtrack/plugin.h>
+
+#include "execcheck.h"
+#include "ring.h"
+#include "shm.h"
+
+#define PRELOAD_NAME "preload"
+#define INTERPOSER "libmemtrack-preload.so"
+#define DEFAULT_RING_SIZE (16u << 20)
+#define MIN_RING_SIZE 4096u
+/* a slot claimed this long by a thread that no longer exists is skipped */
+#define STALL_NS (20 * 1000000ull)
+/* drain gives up on a slot claimed by a live thread after this */
+#define DRAIN_WAIT_NS (1000 * 1000000ull)
+#define MAX_SAID 256
+
+struct said {
+	uint32_t kind;
+	char path[PL_NOTICE_PATH];
+};
+
+struct preload_state {
+	const struct mt_host *host;
+	size_t ring_size;
+	int memfd, efd;
+	struct pl_shm *shm;
+	size_t map_size;
+	struct pl_reader rd;
+	uint32_t notices_seen;
+	struct said said[MAX_SAID];
+	size_t nsaid;
+	char lib[PATH_MAX];
+	char env_preload[PATH_MAX + 16];
+	char env_shm[128];
+	const char *env[3];
+};
+
+#define plog(st, level, ...) \
+	(st)->host->log((st)->host, level, PRELOAD_NAME, __VA_ARGS__)
+
+static int parse_size(const char *s, size_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s) {
+		return -EINVAL;
+	}
+	switch (tolower((unsigned char)*end)) {
+	case 'k':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+		v <<= 30;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end) {
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_args(struct preload_state *st, const char *args)
+{
+	char *copy = NULL, *tok, *save = NULL;
+	int err = 0;
+
+	st->ring_size = DEFAULT_RING_SIZE;
+	if (!args || !*args) {
+		return 0;
+	}
+	copy = strdup(args);
+	if (!copy) {
+		return -ENOMEM;
+	}
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(tok, "ring-size=", 10)) {
+			size_t v;
+
+			if (parse_size(tok + 10, &v) || v < MIN_RING_SIZE ||
+			    v > (1ull << 32) || (v & (v - 1))) {
+				plog(st, MT_LOG_ERROR,
+				     "option ring-size=%s: a power of two from 4k to 4G expected",
+				     tok + 10);
+				err = -EINVAL;
+				break;
+			}
+			st->ring_size = v;
+		} else if (!strcmp(tok, "syscalls=libc")) {
+			/* the default, and the only mode so far */
+		} else if (!strncmp(tok, "high-watermark=", 15) ||
+			   !strncmp(tok, "low-watermark=", 14) ||
+			   !strncmp(tok, "throttle=", 9)) {
+			plog(st, MT_LOG_ERROR,
+			     "option '%s': the preload source has no watermarks (its producers wait in place when the ring is full)",
+			     tok);
+			err = -EINVAL;
+			break;
+		} else if (!strcmp(tok, "stacks") ||
+			   !strncmp(tok, "stack-depth=", 12)) {
+			plog(st, MT_LOG_ERROR,
+			     "option '%s': the preload source does not record stacks yet (use --source ebpf)",
+			     tok);
+			err = -ENOTSUP;
+			break;
+		} else {
+			plog(st, MT_LOG_ERROR,
+			     "unknown option '%s' (known: ring-size=BYTES, syscalls=libc)",
+			     tok);
+			err = -EINVAL;
+			break;
+		}
+	}
+	free(copy);
+	return err;
+}
+
+/*
+ * The interposer: $MEMTRACK_PRELOAD_LIB, the build tree next to this
+ * plugin (plugins/.libs -> plugins/preload/.libs), then pkglibdir.
+ */
+static int find_interposer(struct preload_state *st)
+{
+	const char *env = getenv("MEMTRACK_PRELOAD_LIB");
+	char cand[3][PATH_MAX];
+	size_t n = 0, i;
+	Dl_info info;
+
+	if (env && *env) {
+		snprintf(cand[n++], PATH_MAX, "%s", env);
+	}
+	if (dladdr((void *)find_interposer, &info) && info.dli_fname) {
+		const char *slash = strrchr(info.dli_fname, '/');
+		int len = slash ? (int)(slash - info.dli_fname) : 1;
+
+		snprintf(cand[n++], PATH_MAX, "%.*s/../preload/.libs/%s", len,
+			 slash ? info.dli_fname : ".", INTERPOSER);
+	}
+	snprintf(cand[n++], PATH_MAX, "%s/%s", MT_PRELOAD_LIBDIR, INTERPOSER);
+	for (i = 0; i < n; i++) {
+		if (access(cand[i], R_OK) == 0 && realpath(cand[i], st->lib)) {
+			return 0;
+		}
+	}
+	plog(st, MT_LOG_ERROR, "cannot find %s (looked for %s%s%s)",
+	     INTERPOSER, cand[0], n > 1 ? " and others; set " : "",
+	     n > 1 ? "MEMTRACK_PRELOAD_LIB" : "");
+	return -ENOENT;
+}
+
+static int make_shm(struct preload_state *st)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t header = (sizeof(struct pl_shm) + page - 1) & ~(page - 1);
+	struct stat sb;
+	uint64_t n;
+
+	/* not CLOEXEC: the command inherits both at the same numbers */
+	st->memfd = memfd_create("memtrack-preload", 0);
+	if (st->memfd < 0) {
+		plog(st, MT_LOG_ERROR, "memfd_create: %s", strerror(errno));
+		return -errno;
+	}
+	st->map_size = header + st->ring_size;
+	if (ftruncate(st->memfd, (off_t)st->map_size) < 0 ||
+	    fstat(st->memfd, &sb) < 0) {
+		plog(st, MT_LOG_ERROR, "cannot size the shared ring (%zu bytes): %s",
+		     st->map_size, strerror(errno));
+		return -errno;
+	}
+	st->shm = mmap(NULL, st->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       st->memfd, 0);
+	if (st->shm == MAP_FAILED) {
+		st->shm = NULL;
+		plog(st, MT_LOG_ERROR, "cannot map the shared ring: %s",
+		     strerror(errno));
+		return -errno;
+	}
+	st->efd = eventfd(0, EFD_NONBLOCK);
+	if (st->efd < 0) {
+		plog(st, MT_LOG_ERROR, "eventfd: %s", strerror(errno));
+		return -errno;
+	}
+	n = st->ring_size / sizeof(struct mt_event);
+	st->shm->map_size = st->map_size;
+	st->shm->consumer_pid = (int32_t)getpid();
+	pl_ring_init(st->shm, n, header);
+	st->shm->version = PL_VERSION;
+	__atomic_store_n(&st->shm->magic, PL_MAGIC, __ATOMIC_RELEASE);
+	pl_reader_init(&st->rd, st->shm);
+
+	snprintf(st->env_preload, sizeof(st->env_preload), "LD_PRELOAD=%s",
+		 st->lib);
+	snprintf(st->env_shm, sizeof(st->env_shm), "%s=%d:%d:%d:%llu",
+		 PL_ENV_SHM, st->memfd, st->efd, (int)getpid(),
+		 (unsigned long long)sb.st_ino);
+	st->env[0] = st->env_preload;
+	st->env[1] = st->env_shm;
+	st->env[2] = NULL;
+	return 0;
+}
+
+static void preload_destroy(void *state);
+
+static int preload_create(const struct mt_host *host, const char *args,
+			  void **state)
+{
+	struct preload_state *st;
+	int err;
+
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		return -ENOMEM;
+	}
+	st->host = host;
+	st->memfd = st->efd = -1;
+	err = parse_args(st, args);
+	if (!err) {
+		err = find_interposer(st);
+	}
+	if (!err) {
+		err = make_shm(st);
+	}
+	if (err) {
+		preload_destroy(st);
+		return err;
+	}
+	*state = st;
+	return 0;
+}
+
+/* Once per (reason, file). */
+static void say_untraced(struct preload_state *st, uint32_t kind,
+			 const char *path, int pid)
+{
+	static const char *const why[] = {
+		[PL_NOTE_STATIC] = "a static executable: nothing preloads into it",
+		[PL_NOTE_SETID] = "set-user-ID or set-group-ID: the loader ignores LD_PRELOAD",
+		[PL_NOTE_NO_PRELOAD] = "exec'd with an environment without LD_PRELOAD (env -i?)",
+		[PL_NOTE_OWN_MALLOC] = "defines malloc itself (an allocator linked in): its calls do not reach the interposer",
+	};
+	size_t i;
+
+	if (kind >= sizeof(why) / sizeof(why[0]) || !why[kind]) {
+		return;
+	}
+	for (i = 0; i < st->nsaid; i++) {
+		if (st->said[i].kind == kind &&
+		    !strcmp(st->said[i].path, path)) {
+			return;
+		}
+	}
+	if (st->nsaid < MAX_SAID) {
+		st->said[st->nsaid].kind = kind;
+		snprintf(st->said[st->nsaid].path, PL_NOTICE_PATH, "%s", path);
+		st->nsaid++;
+	}
+	if (pid > 0) {
+		plog(st, MT_LOG_WARN,
+		     "%s (process %d): %s; its allocations are not recorded (use --source ebpf)",
+		     path, pid, why[kind]);
+	} else {
+		plog(st, MT_LOG_WARN,
+		     "%s: %s; its allocations are not recorded (use --source ebpf)",
+		     path, why[kind]);
+	}
+}
+
+static void read_notices(struct preload_state *st)
+{
+	uint32_t n = __atomic_load_n(&st->shm->notice_next, __ATOMIC_ACQUIRE);
+
+	if (n > PL_NOTICES) {
+		n = PL_NOTICES;
+	}
+	while (st->notices_seen < n) {
+		struct pl_notice *nt = &st->shm->notices[st->notices_seen];
+		char path[PL_NOTICE_PATH];
+
+		if (!__atomic_load_n(&nt->ready, __ATOMIC_ACQUIRE)) {
+			break; /* being written: next time */
+		}
+		memcpy(path, nt->path, sizeof(path));
+		path[sizeof(path) - 1] = '\0';
+		say_untraced(st, nt->kind, path, nt->pid);
+		st->notices_seen++;
+	}
+}
+
+static const char *const *preload_command_env(void *state,
+					      const char *const *argv)
+{
+	struct preload_state *st = state;
+	char path[PATH_MAX];
+
+	/* the command itself: what the exec wrappers do for the others */
+	if (argv && argv[0] &&
+	    pl_exec_find(argv[0], getenv("PATH"), path, sizeof(path)) == 0) {
+		say_untraced(st, (uint32_t)pl_exec_check(path, -1, NULL),
+			     path, 0);
+	}
+	return st->env;
+}
+
+static int preload_start(void *state, const struct mt_target *target)
+{
+	struct preload_state *st = state;
+
+	if (target->root_pid <= 0) {
+		plog(st, MT_LOG_ERROR, "needs a command to trace");
+		return -EINVAL;
+	}
+	__atomic_store_n(&st->shm->enabled, !target->start_disabled,
+			 __ATOMIC_RELEASE);
+	plog(st, MT_LOG_WARN,
+	     "mmap, munmap, mremap and brk are recorded only when the program calls them through libc; the allocator's own (malloc's mmap and brk) are not seen (use --source ebpf for them)");
+	return 0;
+}
+
+static int preload_poll_fd(void *state)
+{
+	struct preload_state *st = state;
+
+	return st->efd;
+}
+
+/* At most max events; with end != 0, none at or past position end. */
+static int read_events(struct preload_state *st, struct mt_emitter *em,
+		       size_t max, uint64_t end)
+{
+	size_t n = 0;
+
+	while (n < max && (!end || st->rd.tail < end)) {
+		const struct mt_event *e = pl_ring_peek(&st->rd);
+		struct mt_event *out;
+
+		if (!e) {
+			if (pl_ring_unstall(&st->rd, pl_now_ns(), STALL_NS)) {
+				continue;
+			}
+			break;
+		}
+		out = mt_emit(em);
+		if (!out) {
+			pl_ring_publish(&st->rd);
+			return -EPIPE;
+		}
+		memcpy(out, e, sizeof(*out));
+		out->reserved[0] = 0;
+		out->reserved[1] = 0;
+		pl_ring_advance(&st->rd);
+		n++;
+	}
+	pl_ring_publish(&st->rd);
+	return (int)n;
+}
+
+static int preload_read(void *state, struct mt_emitter *em, size_t max,
+			uint32_t *flags)
+{
+	struct preload_state *st = state;
+	uint64_t count;
+	int n;
+
+	(void)flags;
+	__atomic_store_n(&st->shm->sleeping, 0, __ATOMIC_RELAXED);
+	if (read(st->efd, &count, sizeof(count)) < 0) {
+		/* EAGAIN: not woken, the tick */
+	}
+	n = read_events(st, em, max, 0);
+	if (n >= 0 && (size_t)n < max) {
+		/* empty: wake us when it fills or somebody waits */
+		__atomic_store_n(&st->shm->sleeping, 1, __ATOMIC_SEQ_CST);
+	}
+	return n;
+}
+
+static int preload_maintain(void *state)
+{
+	struct preload_state *st = state;
+
+	read_notices(st);
+	return 0;
+}
+
+/* Everything claimed when drain() is called; a slot whose writer is alive
+ * but never commits is given up after DRAIN_WAIT_NS. */
+static int preload_drain(void *state, struct mt_emitter *em)
+{
+	struct preload_state *st = state;
+	uint64_t end = pl_ring_unread(&st->rd) + st->rd.tail;
+	uint64_t t0 = pl_now_ns(), last = st->rd.tail;
+	int n;
+
+	read_notices(st);
+	while (st->rd.tail < end) {
+		n = read_events(st, em, SIZE_MAX, end);
+		if (n < 0) {
+			return n;
+		}
+		if (st->rd.tail != last) {
+			last = st->rd.tail;
+			t0 = pl_now_ns();
+		} else if (pl_now_ns() - t0 > DRAIN_WAIT_NS) {
+			plog(st, MT_LOG_WARN,
+			     "drain: a slot stayed claimed by a live thread for 1 s; %llu events left unread",
+			     (unsigned long long)(end - st->rd.tail));
+			break;
+		} else {
+			usleep(1000);
+		}
+	}
+	read_notices(st);
+	return 0;
+}
+
+static int preload_set_enabled(void *state, int enabled)
+{
+	struct preload_state *st = state;
+
+	__atomic_store_n(&st->shm->enabled, !!enabled, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int preload_get_stats(void *state, struct mt_source_stats *out)
+{
+	struct preload_state *st = state;
+	struct mt_source_stats s = { .size = out->size };
+	size_t n = out->size < sizeof(s) ? out->size : sizeof(s);
+
+	s.dropped = __atomic_load_n(&st->shm->dropped, __ATOMIC_RELAXED);
+	s.ring_size = st->ring_size;
+	s.ring_used = pl_ring_unread(&st->rd) * sizeof(struct mt_event);
+	s.waits = __atomic_load_n(&st->shm->waits, __ATOMIC_RELAXED);
+	s.wait_ns = __atomic_load_n(&st->shm->wait_ns, __ATOMIC_RELAXED);
+	/* only what the host's struct has room for */
+	if (n > sizeof(s.size)) {
+		memcpy((char *)out + sizeof(s.size), (char *)&s + sizeof(s.size),
+		       n - sizeof(s.size));
+	}
+	return 0;
+}
+
+static void preload_destroy(void *state)
+{
+	struct preload_state *st = state;
+
+	if (!st) {
+		return;
+	}
+	if (st->shm) {
+		/* waiting producers go on untraced now, the others at
+		 * their next wait */
+		__atomic_store_n(&st->shm->enabled, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&st->shm->dead, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&st->shm->space_seq, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &st->shm->space_seq, FUTEX_WAKE, INT_MAX,
+			NULL, NULL, 0);
+		if (st->rd.abandoned) {
+			plog(st, MT_LOG_INFO,
+			     "%llu ring slots skipped: their writer was killed while writing",
+			     (unsigned long long)st->rd.abandoned);
+		}
+		munmap(st->shm, st->map_size);
+	}
+	if (st->memfd >= 0) {
+		close(st->memfd);
+	}
+	if (st->efd >= 0) {
+		close(st->efd);
+	}
+	free(st);
+}
+
+static const struct mt_source_ops preload_ops = {
+	MT_OPS_HEADER(mt_source_ops),
+	.flags = MT_SOURCE_NEEDS_COMMAND,
+	.create = preload_create,
+	.start = preload_start,
+	.poll_fd = preload_poll_fd,
+	.read = preload_read,
+	.maintain = preload_maintain,
+	.drain = preload_drain,
+	.set_enabled = preload_set_enabled,
+	.destroy = preload_destroy,
+	.get_stats = preload_get_stats,
+	.command_env = preload_command_env,
+};
+
+static const struct mt_plugin_desc preload_desc = {
+	MT_OPS_HEADER(mt_plugin_desc),
+	.kind = MT_PLUGIN_SOURCE,
+	.name = "preload",
+	.description = "allocations of a process tree, recorded in-process by an LD_PRELOAD interposer (no root)",
+	.version = PACKAGE_VERSION,
+	.ops.source = &preload_ops,
+};
+
+MT_PLUGIN_DEFINE(preload_desc)

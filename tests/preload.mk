@@ -1,0 +1,64 @@
+# tests/test-preload: the preload source end to end, on the scenario table
+# of tests/scenarios.c and programs of its own. Needs neither root nor BPF.
+PRELOAD_PROGS = tests/progs/alloc-signal tests/progs/alloc-forkthreads \
+	tests/progs/alloc-killme tests/progs/alloc-vfork \
+	tests/progs/closefds-exec tests/progs/alloc-exit \
+	tests/progs/alloc-own-malloc
+check_PROGRAMS += $(PRELOAD_PROGS)
+tests_progs_alloc_signal_SOURCES = tests/progs/alloc-signal.c
+tests_progs_alloc_signal_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_signal_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_forkthreads_SOURCES = tests/progs/alloc-forkthreads.c
+tests_progs_alloc_forkthreads_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_forkthreads_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_forkthreads_LDADD = $(PTHREAD_LIBS)
+tests_progs_alloc_killme_SOURCES = tests/progs/alloc-killme.c
+tests_progs_alloc_killme_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_killme_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_killme_LDADD = $(PTHREAD_LIBS)
+tests_progs_alloc_vfork_SOURCES = tests/progs/alloc-vfork.c
+tests_progs_alloc_vfork_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_vfork_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_vfork_LDADD = $(PTHREAD_LIBS)
+tests_progs_closefds_exec_SOURCES = tests/progs/closefds-exec.c
+tests_progs_alloc_exit_SOURCES = tests/progs/alloc-exit.c
+tests_progs_alloc_exit_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_exit_CFLAGS = $(PROG_CFLAGS)
+# exported, as when a library of the process refers to malloc
+tests_progs_alloc_own_malloc_SOURCES = tests/progs/alloc-own-malloc.c
+tests_progs_alloc_own_malloc_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_own_malloc_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_own_malloc_LDFLAGS = -export-dynamic
+
+if HAVE_CHECK
+check_PROGRAMS += tests/test-preload
+TESTS += tests/test-preload
+tests_test_preload_SOURCES = tests/test-preload.c tests/scenarios.c \
+	tests/scenarios.h tests/ebpf-testlib.c tests/ebpf-testlib.h
+tests_test_preload_CFLAGS = $(TEST_CFLAGS)
+tests_test_preload_LDADD = $(TEST_LIBS)
+EXTRA_tests_test_preload_DEPENDENCIES = tests/progs/optional.stamp \
+	$(PRELOAD_PROGS)
+
+# the ring alone, in one process
+check_PROGRAMS += tests/test-preload-ring
+TESTS += tests/test-preload-ring
+tests_test_preload_ring_SOURCES = tests/test-preload-ring.c \
+	plugins/preload/ring.c
+tests_test_preload_ring_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
+tests_test_preload_ring_CFLAGS = $(TEST_CFLAGS)
+tests_test_preload_ring_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
+endif
+
+# ABI 1.1 (command_env): a source built for 1.0 still loads
+check_LTLIBRARIES += tests/fixtures/source-abi10.la
+tests_fixtures_source_abi10_la_SOURCES = tests/fixtures/source-abi10.c
+tests_fixtures_source_abi10_la_LDFLAGS = $(FIXTURE_FLAGS)
+if HAVE_CHECK
+check_PROGRAMS += tests/test-plugin-abi
+TESTS += tests/test-plugin-abi
+tests_test_plugin_abi_SOURCES = tests/test-plugin-abi.c
+tests_test_plugin_abi_CFLAGS = $(TEST_CFLAGS)
+tests_test_plugin_abi_LDADD = host/libmthost.la $(TEST_LIBS)
+EXTRA_tests_test_plugin_abi_DEPENDENCIES = tests/fixtures/source-abi10.la
+endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/scenarios.h - one table of traced programs (tests/progs/) and what
+ * each source must record of them, so that every source runs the same
+ * cases through ebpf-testlib.
+ */
+#ifndef MT_TEST_SCENARIOS_H
+#define MT_TEST_SCENARIOS_H
+
+#include <stddef.h>
+
+enum scenario_outcome {
+	/* every line the program reports is one event, exactly */
+	SC_SEEN = 1,
+	/* none of the sizes it reports is in the recording (the source
+	 * cannot see that allocator), and memtrack says nothing is wrong */
+	SC_NOT_SEEN,
+	/* as SC_NOT_SEEN, and memtrack's stderr names the file and suggests
+	 * --source ebpf */
+	SC_REFUSED,
+};
+
+enum scenario_how {
+	SC_PLAIN = 0, /* tests/progs/PROG */
+	SC_SHELL,     /* sh -c "alloc-basic; alloc-ctor": fork and exec */
+	SC_DLOPEN,    /* PROG tests/progs/.libs/libdlalloc.so */
+	SC_CONTROL,   /* PROG SOCKET with --start-disabled --control */
+};
+
+struct scenario {
+	const char *name;
+	const char *prog;
+	enum scenario_how how;
+	size_t min_expect; /* report lines the program must print */
+	int optional;      /* built only when its library is installed */
+	enum scenario_outcome ebpf, preload;
+};
+
+extern const struct scenario scenarios[];
+extern const size_t nscenarios;
+
+/* Run scenario sc under memtrack --source source and check the recording
+ * against outcome (Check assertions). */
+void scenario_run(const struct scenario *sc, const char *source,
+		  enum scenario_outcome outcome);
+
+#endif

@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test-preload-ring.c - the preload source's shared ring
+ * (plugins/preload/ring.c) in one process: many producers and a small
+ * ring lose nothing and keep each producer's order; a writer that died
+ * between claiming a slot and committing it is skipped, before or after
+ * head passed it; producers waiting for room are counted and let go when
+ * the consumer has gone.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "ring.h"
+
+#define HEADER 4096
+
+static struct pl_shm *ring_new(uint64_t nslots)
+{
+	size_t size = HEADER + nslots * sizeof(struct mt_event);
+	struct pl_shm *shm;
+
+	shm = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(shm, MAP_FAILED);
+	shm->map_size = size;
+	shm->consumer_pid = (int32_t)getpid();
+	shm->enabled = 1;
+	pl_ring_init(shm, nslots, HEADER);
+	return shm;
+}
+
+static void ring_free(struct pl_shm *shm)
+{
+	munmap(shm, shm->map_size);
+}
+
+static uint32_t gettid_(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+/* A thread id that no longer exists: a child that has been reaped. */
+static uint32_t dead_tid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		_exit(0);
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	return (uint32_t)pid;
+}
+
+struct producer {
+	struct pl_shm *shm;
+	int efd;
+	uint32_t id;
+	uint64_t count;
+};
+
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+	struct mt_event ev;
+	uint32_t tid = gettid_();
+	uint64_t i;
+
+	memset(&ev, 0, sizeof(ev));
+	for (i = 0; i < p->count; i++) {
+		ev.addr = p->id;
+		ev.size = i;
+		ck_assert_int_eq(pl_ring_put(p->shm, p->efd, &ev, tid), 0);
+	}
+	return NULL;
+}
+
+/* Take everything there is; returns how many. */
+static size_t consume(struct pl_reader *rd, uint64_t *next, size_t nprod)
+{
+	const struct mt_event *e;
+	size_t n = 0;
+
+	while ((e = pl_ring_peek(rd))) {
+		ck_assert_uint_lt(e->addr, nprod);
+		/* each producer's events in its order, none twice */
+		ck_assert_uint_eq(e->size, next[e->addr]);
+		next[e->addr]++;
+		pl_ring_advance(rd);
+		n++;
+	}
+	pl_ring_publish(rd);
+	return n;
+}
+
+START_TEST(test_many_producers)
+{
+	enum { NPROD = 4, COUNT = 200000 };
+	struct pl_shm *shm = ring_new(64);
+	struct producer p[NPROD];
+	pthread_t th[NPROD];
+	uint64_t next[NPROD] = { 0 };
+	struct pl_reader rd;
+	size_t total = 0;
+	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), i;
+
+	pl_reader_init(&rd, shm);
+	for (i = 0; i < NPROD; i++) {
+		p[i] = (struct producer){ shm, efd, (uint32_t)i, COUNT };
+		pthread_create(&th[i], NULL, produce, &p[i]);
+	}
+	while (total < (size_t)NPROD * COUNT) {
+		total += consume(&rd, next, NPROD);
+	}
+	for (i = 0; i < NPROD; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_uint_eq(next[i], COUNT);
+	}
+	ck_assert_uint_eq(pl_ring_unread(&rd), 0);
+	/* 64 slots for 800,000 events: they waited */
+	ck_assert_uint_gt(shm->waits, 0);
+	close(efd);
+	ring_free(shm);
+}
+END_TEST
+
+/* Claim the slot at head as a dead thread would have left it. */
+static void claim_dead(struct pl_shm *shm, int move_head)
+{
+	struct mt_event *slot = &pl_slots(shm)[shm->head & (shm->nslots - 1)];
+	uint32_t lap = (uint32_t)(shm->head >> shm->shift);
+
+	slot->reserved[0] = pl_word(lap, PL_CLAIMED, dead_tid());
+	if (move_head) {
+		shm->head++;
+	}
+}
+
+static void put_one(struct pl_shm *shm, uint64_t size)
+{
+	struct mt_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.size = size;
+	ck_assert_int_eq(pl_ring_put(shm, -1, &ev, gettid_()), 0);
+}
+
+static void check_skip(int move_head)
+{
+	struct pl_shm *shm = ring_new(8);
+	struct pl_reader rd;
+	const struct mt_event *e;
+	int i;
+
+	pl_reader_init(&rd, shm);
+	put_one(shm, 1);
+	claim_dead(shm, move_head);
+	ck_assert_ptr_nonnull(pl_ring_peek(&rd));
+	pl_ring_advance(&rd);
+	/* stalled: not skipped before stall_ns, skipped after */
+	ck_assert_ptr_null(pl_ring_peek(&rd));
+	ck_assert_int_eq(pl_ring_unstall(&rd, 1000, 500), 0);
+	ck_assert_int_eq(pl_ring_unstall(&rd, 1200, 500), 0);
+	ck_assert_int_eq(pl_ring_unstall(&rd, 1600, 500), 1);
+	ck_assert_uint_eq(rd.abandoned, 1);
+	/* producers go on past it, several laps */
+	for (i = 2; i < 40; i++) {
+		put_one(shm, (uint64_t)i);
+		e = pl_ring_peek(&rd);
+		ck_assert_ptr_nonnull(e);
+		ck_assert_uint_eq(e->size, (uint64_t)i);
+		pl_ring_advance(&rd);
+		pl_ring_publish(&rd);
+	}
+	ring_free(shm);
+}
+
+START_TEST(test_dead_writer_after_head)
+{
+	check_skip(1);
+}
+END_TEST
+
+/* Killed between its claim and moving head on: the consumer skips the
+ * slot while head still points at it. */
+START_TEST(test_dead_writer_at_head)
+{
+	alarm(10); /* a producer spinning on the skipped slot would hang */
+	check_skip(0);
+	alarm(0);
+}
+END_TEST
+
+/* A live writer (this thread) is never skipped. */
+START_TEST(test_live_writer_waited_for)
+{
+	struct pl_shm *shm = ring_new(8);
+	struct mt_event *slot = pl_slots(shm);
+	struct pl_reader rd;
+
+	pl_reader_init(&rd, shm);
+	slot->reserved[0] = pl_word(0, PL_CLAIMED, gettid_());
+	shm->head = 1;
+	ck_assert_int_eq(pl_ring_unstall(&rd, 1000, 500), 0);
+	ck_assert_int_eq(pl_ring_unstall(&rd, 100000, 500), 0);
+	ck_assert_uint_eq(rd.tail, 0);
+	ring_free(shm);
+}
+END_TEST
+
+struct waiter {
+	struct pl_shm *shm;
+	int ret;
+};
+
+static void *put_when_full(void *arg)
+{
+	struct waiter *w = arg;
+	struct mt_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	w->ret = pl_ring_put(w->shm, -1, &ev, gettid_());
+	return NULL;
+}
+
+static uint64_t now_ms(void)
+{
+	return pl_now_ns() / 1000000;
+}
+
+/* A full ring: the producer waits until the consumer reads (counted),
+ * or gives up at once when the consumer is gone. */
+START_TEST(test_wait_and_gone)
+{
+	struct pl_shm *shm = ring_new(8);
+	struct waiter w = { shm, 1 };
+	struct pl_reader rd;
+	pthread_t th;
+	uint64_t t0;
+	int i;
+
+	pl_reader_init(&rd, shm);
+	for (i = 0; i < 8; i++) {
+		put_one(shm, (uint64_t)i);
+	}
+	pthread_create(&th, NULL, put_when_full, &w);
+	usleep(100000);
+	ck_assert_int_eq(w.ret, 1); /* still waiting */
+	ck_assert_ptr_nonnull(pl_ring_peek(&rd));
+	pl_ring_advance(&rd);
+	pl_ring_publish(&rd);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(w.ret, 0);
+	ck_assert_uint_eq(shm->waits, 1);
+	ck_assert_uint_ge(shm->wait_ns, 90000000u);
+
+	/* full again; the consumer goes */
+	w.ret = 1;
+	pthread_create(&th, NULL, put_when_full, &w);
+	usleep(50000);
+	t0 = now_ms();
+	__atomic_store_n(&shm->dead, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(w.ret, -1);
+	/* it noticed within one wait slice */
+	ck_assert_uint_lt(now_ms() - t0, 300);
+	ring_free(shm);
+}
+END_TEST
+
+/* The consumer killed, not destroyed: a waiting producer notices through
+ * its pid (pidfd) within about a wait slice. */
+START_TEST(test_consumer_killed)
+{
+	struct pl_shm *shm = ring_new(8);
+	struct waiter w = { shm, 1 };
+	pthread_t th;
+	uint64_t t0;
+	pid_t pid;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		put_one(shm, (uint64_t)i);
+	}
+	pid = fork();
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	shm->consumer_pid = pid;
+	pthread_create(&th, NULL, put_when_full, &w);
+	usleep(50000);
+	ck_assert_int_eq(w.ret, 1);
+	t0 = now_ms();
+	kill(pid, SIGKILL); /* a zombie until reaped: still gone */
+	pthread_join(th, NULL);
+	ck_assert_int_eq(w.ret, -1);
+	ck_assert_uint_lt(now_ms() - t0, 1000);
+	waitpid(pid, NULL, 0);
+	ring_free(shm);
+}
+END_TEST
+
+static Suite *ring_suite(void)
+{
+	Suite *s = suite_create("preload-ring");
+	TCase *tc = tcase_create("ring");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_many_producers);
+	tcase_add_test(tc, test_dead_writer_after_head);
+	tcase_add_test(tc, test_dead_writer_at_head);
+	tcase_add_test(tc, test_live_writer_waited_for);
+	tcase_add_test(tc, test_wait_and_gone);
+	tcase_add_test(tc, test_consumer_killed);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	sr = srunner_create(ring_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test-preload.c - the preload source end to end. Every scenario of
+ * tests/scenarios.c under --source preload, then what only an interposer
+ * has: files it cannot reach named on memtrack's stderr (static,
+ * set-uid, a cleared environment), signal handlers that allocate, fork
+ * from a threaded process, vfork children that allocate, the traced
+ * process killed, memtrack killed
+ * while producers wait for room.
+ *
+ * Needs neither root nor BPF.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+
+#include "ebpf-testlib.h"
+#include "scenarios.h"
+
+#define SOURCE "preload"
+
+START_TEST(test_scenario)
+{
+	scenario_run(&scenarios[_i], SOURCE, scenarios[_i].preload);
+}
+END_TEST
+
+/* Run argv under the preload source; returns the trace (checked: memtrack
+ * ran and exited 0). */
+static void run(const char *const *opts, const char *const *argv,
+		struct ebpf_trace *t)
+{
+	ck_assert_int_eq(ebpf_trace_run_source(SOURCE, opts, argv, t), 0);
+	ck_assert_msg(t->status == 0, "memtrack exited %d: %s", t->status,
+		      t->err);
+}
+
+static void check_exact(const char *const *argv, size_t min_expect)
+{
+	struct ebpf_trace t;
+	int bad;
+
+	run(NULL, argv, &t);
+	ck_assert_msg(t.nexp >= min_expect,
+		      "the program reported %zu calls, expected %zu:\n%s",
+		      t.nexp, min_expect, t.out);
+	bad = ebpf_trace_check(&t);
+	ck_assert_msg(bad == 0, "%d mismatches in %zu events (see above)",
+		      bad, t.nev);
+	ebpf_trace_free(&t);
+}
+
+/* Nothing of what the program reported was recorded, and memtrack named
+ * file (once) with why and the advice. */
+static void check_refused(const struct ebpf_trace *t, const char *file,
+			  const char *why)
+{
+	const char *at;
+	size_t i;
+
+	ck_assert_msg(t->nexp > 0, "the program reported nothing:\n%s",
+		      t->out);
+	for (i = 0; i < t->nexp; i++) {
+		ck_assert_msg(ebpf_count_size(t, t->exp[i].size) == 0,
+			      "an event of size %llu was recorded",
+			      (unsigned long long)t->exp[i].size);
+	}
+	at = strstr(t->err, file);
+	ck_assert_msg(at && strstr(at, why) && strstr(at, "--source ebpf"),
+		      "memtrack did not say '%s: ... %s ... --source ebpf':\n%s",
+		      file, why, t->err);
+	ck_assert_msg(!strstr(at + strlen(file), file),
+		      "%s named more than once:\n%s", file, t->err);
+}
+
+static const char *shell(void)
+{
+	return access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+}
+
+/* The command's child execs a static executable: the exec wrapper says
+ * so (the command itself is the glibc-static scenario). */
+START_TEST(test_static_child)
+{
+	char cmd[4200];
+	const char *argv[] = { shell(), "-c", cmd, NULL };
+	const char *prog = ebpf_prog("alloc-static");
+	struct ebpf_trace t;
+
+	snprintf(cmd, sizeof(cmd), "%s; true", prog);
+	run(NULL, argv, &t);
+	check_refused(&t, prog, "static executable");
+	ebpf_trace_free(&t);
+}
+END_TEST
+
+/* The loader ignores LD_PRELOAD for a set-user-ID program that changes
+ * the user: as root, a copy of alloc-basic owned by nobody with u+s;
+ * otherwise a set-uid program of the system. */
+static int setuid_copy(char *dir, size_t dsize, char *path, size_t psize)
+{
+	char buf[65536];
+	struct statvfs vfs;
+	int in, out = -1, ok = 0;
+	ssize_t n;
+
+	snprintf(dir, dsize, "%s/tests/mt-setuid-XXXXXX", ebpf_builddir());
+	if (!mkdtemp(dir)) {
+		return 0;
+	}
+	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)) {
+		fprintf(stderr, "%s is on a nosuid mount\n", dir);
+		rmdir(dir);
+		return 0;
+	}
+	chmod(dir, 0755);
+	snprintf(path, psize, "%s/alloc-basic-setuid", dir);
+	in = open(ebpf_prog("alloc-basic"), O_RDONLY | O_CLOEXEC);
+	if (in >= 0) {
+		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	}
+	if (in >= 0 && out >= 0) {
+		ok = 1;
+		while ((n = read(in, buf, sizeof(buf))) > 0) {
+			ok &= write(out, buf, (size_t)n) == n;
+		}
+	}
+	if (in >= 0) {
+		close(in);
+	}
+	if (out >= 0) {
+		close(out);
+	}
+	ok = ok && chown(path, 65534, 65534) == 0 && chmod(path, 04755) == 0;
+	return ok;
+}
+
+START_TEST(test_setuid)
+{
+	static const char *const system_ones[] = {
+		"/usr/bin/su", "/bin/su", "/usr/bin/mount", "/bin/mount",
+		"/usr/bin/newgrp", "/usr/bin/chfn",
+	};
+	char dir[PATH_MAX - 64], path[PATH_MAX], cmd[PATH_MAX + 16];
+	const char *argv[] = { shell(), "-c", cmd, NULL };
+	struct ebpf_trace t;
+	struct stat st;
+	size_t i;
+
+	if (geteuid() == 0) {
+		ck_assert_msg(setuid_copy(dir, sizeof(dir), path, sizeof(path)),
+			      "cannot make a set-uid copy of alloc-basic");
+		/* as the command, and as a child of it */
+		argv[0] = path;
+		argv[1] = NULL;
+		run(NULL, argv, &t);
+		check_refused(&t, path, "set-user-ID");
+		ebpf_trace_free(&t);
+
+		argv[0] = shell();
+		argv[1] = "-c";
+		snprintf(cmd, sizeof(cmd), "%s; true", path);
+		run(NULL, argv, &t);
+		check_refused(&t, path, "set-user-ID");
+		ebpf_trace_free(&t);
+		unlink(path);
+		rmdir(dir);
+		return;
+	}
+	for (i = 0; i < sizeof(system_ones) / sizeof(system_ones[0]); i++) {
+		if (stat(system_ones[i], &st) == 0 && (st.st_mode & S_ISUID) &&
+		    st.st_uid != geteuid()) {
+			break;
+		}
+	}
+	if (i == sizeof(system_ones) / sizeof(system_ones[0])) {
+		fprintf(stderr, "no set-uid program to run: case skipped\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "%s --version >/dev/null; true",
+		 system_ones[i]);
+	run(NULL, argv, &t);
+	ck_assert_msg(strstr(t.err, system_ones[i]) &&
+			      strstr(t.err, "set-user-ID") &&
+			      strstr(t.err, "--source ebpf"),
+		      "memtrack did not name %s:\n%s", system_ones[i], t.err);
+	ebpf_trace_free(&t);
+}
+END_TEST
+
+/* env -i drops LD_PRELOAD and the memory's variable before exec. */
+START_TEST(test_env_cleared)
+{
+	char prog[4096];
+	const char *argv[] = { "/usr/bin/env", "-i", prog, NULL };
+	struct ebpf_trace t;
+
+	if (access(argv[0], X_OK)) {
+		argv[0] = "/bin/env";
+	}
+	snprintf(prog, sizeof(prog), "%s", ebpf_prog("alloc-basic"));
+	run(NULL, argv, &t);
+	check_refused(&t, prog, "without LD_PRELOAD");
+	ebpf_trace_free(&t);
+}
+END_TEST
+
+/* The descriptors of the shared memory closed, or another file at their
+ * numbers: the process reaches the memory through /proc/PID/fd/N. */
+START_TEST(test_fds_closed)
+{
+	char prog[4096];
+	const char *closed[] = { ebpf_prog("closefds-exec"), prog, NULL };
+	const char *replaced[] = { ebpf_prog("closefds-exec"), "-n", prog,
+				   NULL };
+
+	snprintf(prog, sizeof(prog), "%s", ebpf_prog("alloc-basic"));
+	check_exact(closed, 23);
+	closed[0] = replaced[0] = ebpf_prog("closefds-exec");
+	check_exact(replaced, 23);
+}
+END_TEST
+
+START_TEST(test_signal_handler)
+{
+	const char *argv[] = { ebpf_prog("alloc-signal"), NULL };
+
+	check_exact(argv, 400);
+}
+END_TEST
+
+START_TEST(test_fork_threads)
+{
+	const char *argv[] = { ebpf_prog("alloc-forkthreads"), NULL };
+
+	check_exact(argv, 40);
+}
+END_TEST
+
+START_TEST(test_vfork)
+{
+	const char *argv[] = { ebpf_prog("alloc-vfork"), NULL };
+
+	check_exact(argv, 10);
+}
+END_TEST
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The traced process killed while its threads write: what it reported
+ * before is all there, and the slots its threads held do not hold up the
+ * end of the recording. */
+START_TEST(test_kill_traced)
+{
+	const char *argv[] = { ebpf_prog("alloc-killme"), NULL };
+	struct ebpf_trace t;
+	uint64_t t0 = now_ms();
+	char *out = NULL;
+	int pid = 0, bad;
+
+	ck_assert_int_eq(ebpf_trace_start(SOURCE, NULL, argv, &t), 0);
+	while (now_ms() - t0 < 10000) {
+		free(out);
+		out = ebpf_trace_peek(&t);
+		if (out && strstr(out, "ready\n")) {
+			break;
+		}
+		usleep(10000);
+	}
+	ck_assert_msg(out && strstr(out, "ready\n"), "alloc-killme: %s", out);
+	ck_assert_int_eq(sscanf(out, "Malloc %d", &pid), 1);
+	free(out);
+	usleep(200000); /* the threads write all the time */
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	t0 = now_ms();
+	ck_assert_int_eq(ebpf_trace_finish(&t), 0);
+	ck_assert_msg(now_ms() - t0 < 5000, "memtrack took %llu ms to end",
+		      (unsigned long long)(now_ms() - t0));
+	ck_assert_msg(t.status == 128 + SIGKILL, "memtrack exited %d: %s",
+		      t.status, t.err);
+	ck_assert_msg(!strstr(t.err, "left unread"), "%s", t.err);
+	ck_assert_uint_eq(t.nexp, 50);
+	bad = ebpf_trace_check(&t);
+	ck_assert_msg(bad == 0, "%d mismatches in %zu events", bad, t.nev);
+	ebpf_trace_free(&t);
+}
+END_TEST
+
+/* A ring of 64 events and a reader that sleeps after each chunk:
+ * producers wait, nothing is lost, and --stats says how they waited. */
+START_TEST(test_no_loss)
+{
+	const char *opts[] = { "--ring-size", "4k", "--throttle-us", "2000",
+			       "--stats", NULL };
+	const char *argv[] = { ebpf_prog("alloc-stress"), "3000", NULL };
+	struct ebpf_trace t;
+	int i;
+
+	run(opts, argv, &t);
+	ck_assert_msg(!strstr(t.err, "lost"), "%s", t.err);
+	ck_assert_msg(strstr(t.err, "producers waited for room"), "%s", t.err);
+	for (i = 0; i < 4; i++) {
+		ck_assert_uint_eq(ebpf_count_size(&t, 90000 + i), 3000);
+	}
+	ebpf_trace_free(&t);
+}
+END_TEST
+
+/* The first child of process pid (memtrack's command). */
+static int child_of(int pid)
+{
+	char path[64], buf[64];
+	int fd, child = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return 0;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		child = atoi(buf);
+	}
+	return child;
+}
+
+/* Is a thread of pid other than its main one asleep on a futex? Its
+ * workers only sleep there when they wait for room in the ring. */
+static int worker_waits(int pid)
+{
+	char path[384], buf[64];
+	struct dirent *de;
+	int fd, found = 0;
+	ssize_t n;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d) {
+		return 0;
+	}
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || atoi(de->d_name) == pid) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", pid,
+			 de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			continue;
+		}
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			found = strstr(buf, "futex") != NULL;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* memtrack killed (SIGKILL) while the producers wait for room: they notice
+ * and the program ends normally, soon. */
+START_TEST(test_kill_memtrack)
+{
+	const char *opts[] = { "--ring-size", "4k", "--throttle-us", "200000",
+			       NULL };
+	const char *argv[] = { ebpf_prog("alloc-stress"), "20000", NULL };
+	struct ebpf_trace t;
+	uint64_t t0;
+	int prog = 0, status, waited = 0;
+	pid_t pid;
+
+	/* the program comes back to us when memtrack dies */
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	ck_assert_int_eq(ebpf_trace_start(SOURCE, opts, argv, &t), 0);
+	t0 = now_ms();
+	while (now_ms() - t0 < 10000 && !waited) {
+		if (!prog) {
+			prog = child_of(t.pid);
+		}
+		waited = prog && worker_waits(prog);
+		usleep(20000);
+	}
+	ck_assert_msg(waited, "no producer of %d waited for room", prog);
+	ck_assert_int_eq(kill(t.pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(t.pid, &status, 0), t.pid);
+	t0 = now_ms();
+	for (;;) {
+		pid = waitpid(prog, &status, WNOHANG);
+		if (pid == prog || now_ms() - t0 > 10000) {
+			break;
+		}
+		usleep(10000);
+	}
+	ck_assert_msg(pid == prog, "the program did not finish in 10 s");
+	ck_assert_msg(now_ms() - t0 < 3000, "the program took %llu ms to end",
+		      (unsigned long long)(now_ms() - t0));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the program ended with status %#x", status);
+	close(t.ofd);
+	close(t.efd);
+	unlink(t.file);
+}
+END_TEST
+
+START_TEST(test_bad_options)
+{
+	ck_assert(ebpf_memtrack_refuses("--source preload:bogus=1",
+					"unknown option 'bogus=1'"));
+	ck_assert(ebpf_memtrack_refuses("--source preload --high-watermark 50%",
+					"no watermarks"));
+	ck_assert(ebpf_memtrack_refuses("--source preload --stacks",
+					"does not record stacks yet"));
+	ck_assert(ebpf_memtrack_refuses("--source preload --ring-size 3000",
+					"a power of two"));
+}
+END_TEST
+
+static Suite *preload_suite(void)
+{
+	Suite *s = suite_create("preload");
+	TCase *tc = tcase_create("trace");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_scenario, 0, (int)nscenarios);
+	tcase_add_test(tc, test_static_child);
+	tcase_add_test(tc, test_setuid);
+	tcase_add_test(tc, test_env_cleared);
+	tcase_add_test(tc, test_fds_closed);
+	tcase_add_test(tc, test_signal_handler);
+	tcase_add_test(tc, test_fork_threads);
+	tcase_add_test(tc, test_vfork);
+	tcase_add_test(tc, test_kill_traced);
+	tcase_add_test(tc, test_no_loss);
+	tcase_add_test(tc, test_kill_memtrack);
+	tcase_add_test(tc, test_bad_options);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	sr = srunner_create(preload_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
