@@ -1,6 +1,6 @@
 # bench/ebpf: the eBPF source against the floor of do-nothing probes
 # ('make bench-ebpf', also part of 'make bench'; needs root).
-EXTRA_DIST += bench/bench-ebpf.c bench/bench-ebpf-work.c bench/null.bpf.c
+EXTRA_DIST += bench/bench-ebpf.c bench/null.bpf.c
 
 if ENABLE_EBPF
 # do-nothing BPF programs, the floor bench-ebpf measures against (built by
@@ -13,16 +13,14 @@ bench/null.skel.h: bench/null.bpf.o
 	$(AM_V_GEN)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 CLEANFILES += bench/null.bpf.o bench/null.skel.h
 
-EXTRA_PROGRAMS += bench/bench-ebpf bench/bench-ebpf-work
+EXTRA_PROGRAMS += bench/bench-ebpf
 bench_bench_ebpf_SOURCES = bench/bench-ebpf.c
 nodist_bench_bench_ebpf_SOURCES = bench/null.skel.h
 bench_bench_ebpf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/bench \
 	-DMT_WAIT_WATCHDOGS='"$(abs_top_srcdir)/bench/wait-watchdogs.sh"'
 bench_bench_ebpf_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 bench_bench_ebpf_LDADD = $(LIBBPF_LIBS)
-bench_bench_ebpf_work_SOURCES = bench/bench-ebpf-work.c
-bench_bench_ebpf_work_CFLAGS = -O2 -fno-builtin
-CLEANFILES += bench/bench-ebpf bench/bench-ebpf-work
+CLEANFILES += bench/bench-ebpf
 
 # the skeleton is generated: make it exist before the first compile
 bench/bench_ebpf-bench-ebpf.$(OBJEXT): bench/null.skel.h

@@ -1,0 +1,157 @@
+#!/bin/sh
+# bench-preload.sh [BUILDDIR] - the preload source against heaptrack.
+#
+# Per-event cost = (whole run under the tracer - the program alone) / events,
+# wall-clock time of the whole command (start-up, recording, the tracer's
+# own finishing work), median of rounds in which every case runs in turn,
+# so that all of them see the same machine.
+#
+#   1. 1M malloc/free pairs (bench-ebpf-work: 2M events) without stacks:
+#      memtrack --source preload against heaptrack, which always records a
+#      stack per allocation. Goal: at most 1/4 of heaptrack's cost.
+#   2. jq building and joining 20,000 strings (~148K allocations), with
+#      stacks on both sides (memtrack --source preload --stacks). Goal:
+#      memtrack's overhead at most 1/2 of heaptrack's.
+#
+# Then where memtrack's time goes for workload 1: the producer (the
+# program's own loop, timed inside it), the producers' waits on a full ring,
+# the encoders and the writer (from --stats).
+#
+# Environment: BENCH_PRELOAD_ROUNDS (5), BENCH_PRELOAD_PAIRS (1000000).
+# heaptrack and jq are Debian's packages: installed here when missing and
+# run as root, else the case is skipped with a line saying so.
+set -eu
+
+builddir=${1:-.}
+rounds=${BENCH_PRELOAD_ROUNDS:-5}
+pairs=${BENCH_PRELOAD_PAIRS:-1000000}
+memtrack=$builddir/memtrack
+work=$builddir/bench/bench-ebpf-work
+: "${MEMTRACK_PLUGIN_PATH:=$builddir/plugins/.libs}"
+export MEMTRACK_PLUGIN_PATH
+jqprog='[range(0;20000)] | map(tostring) | join(",") | length'
+
+for f in "$memtrack" "$work"; do
+	if [ ! -x "$f" ]; then
+		echo "bench-preload: $f is not built (make bench)" >&2
+		exit 1
+	fi
+done
+missing=
+command -v heaptrack >/dev/null 2>&1 || missing="$missing heaptrack"
+command -v jq >/dev/null 2>&1 || missing="$missing jq"
+if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	echo "bench-preload: installing$missing"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends $missing >/dev/null 2>&1 || true
+fi
+if ! command -v heaptrack >/dev/null 2>&1; then
+	echo "bench-preload: heaptrack is not installed (Debian's heaptrack); skipped"
+	exit 0
+fi
+have_jq=1
+command -v jq >/dev/null 2>&1 || have_jq=0
+
+tmp=$(mktemp -d /tmp/bench-preload.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+# BPF probes of an earlier memtrack make every malloc of the machine trap
+# for a few seconds after it exits: wait until they are gone.
+if [ -r "$(dirname "$0")/wait-watchdogs.sh" ]; then
+	sh "$(dirname "$0")/wait-watchdogs.sh" || true
+fi
+
+now_ns() {
+	date +%s%N
+}
+
+# timed NAME CMD...: append the command's wall time in ns to $tmp/NAME
+timed() {
+	name=$1
+	shift
+	t0=$(now_ns)
+	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || {
+		echo "bench-preload: $name failed: $*" >&2
+		cat "$tmp/$name.err" >&2
+		exit 1
+	}
+	t1=$(now_ns)
+	echo $((t1 - t0)) >>"$tmp/$name.ns"
+}
+
+median() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# summary field of the --stats JSON lines
+num() {
+	grep '"what":"summary"' "$2" | sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p"
+}
+
+mt() {
+	"$memtrack" -q --source preload --stats="$tmp/stats" \
+		--sink file:"$tmp/out.mt" "$@"
+}
+
+echo "bench-preload: $rounds rounds, every case in each round, median wall time"
+r=0
+while [ "$r" -lt "$rounds" ]; do
+	timed alone "$work" "$pairs"
+	timed heaptrack heaptrack -o "$tmp/ht" "$work" "$pairs"
+	rm -f "$tmp"/ht*
+	timed preload mt -- "$work" "$pairs"
+	cp "$tmp/stats" "$tmp/stats.preload"
+	cp "$tmp/preload.out" "$tmp/loop.$r"
+	if [ "$have_jq" = 1 ]; then
+		timed jq_alone jq -n "$jqprog"
+		timed jq_heaptrack heaptrack -o "$tmp/ht" jq -n "$jqprog"
+		rm -f "$tmp"/ht*
+		timed jq_preload mt --stacks -- jq -n "$jqprog"
+		cp "$tmp/stats" "$tmp/stats.jq"
+	fi
+	r=$((r + 1))
+done
+
+status=0
+ev=$(num events "$tmp/stats.preload")
+alone=$(median "$tmp/alone.ns")
+ht=$(median "$tmp/heaptrack.ns")
+pl=$(median "$tmp/preload.ns")
+echo
+echo "1. $pairs malloc/free pairs, $ev events, no stacks for memtrack" \
+	"(heaptrack always records stacks)"
+awk -v a="$alone" -v h="$ht" -v p="$pl" -v e="$ev" 'BEGIN {
+	hc = (h - a) / e; pc = (p - a) / e
+	printf "   alone %.3f s, heaptrack %.3f s, memtrack preload %.3f s\n", a / 1e9, h / 1e9, p / 1e9
+	printf "   per event: heaptrack %.0f ns, memtrack preload %.0f ns, ratio %.2f (goal <= 0.25)\n", hc, pc, pc / hc
+	exit !(pc <= hc / 4)
+}' || status=1
+
+# where memtrack's time goes (last round of workload 1)
+loop=$(sort -n "$tmp"/loop.* | awk 'NR == 1 { print $1 }')
+awk -v l="$loop" -v a="$alone" -v e="$ev" \
+	-v waits="$(num waits "$tmp/stats.preload")" \
+	-v wait_ns="$(num wait_ns "$tmp/stats.preload")" \
+	-v enc="$(num encode_ns "$tmp/stats.preload")" \
+	-v wr="$(num write_ns "$tmp/stats.preload")" \
+	-v secs="$(num seconds "$tmp/stats.preload")" 'BEGIN {
+	printf "   where it goes: producer loop %.0f ns/event (best round, hooks + ring + waits),\n", l / e
+	printf "     waits on a full ring %s (%.3f s), encoders %.3f s, writer %.3f s, memtrack run %.3f s\n", waits == "" ? "?" : waits, wait_ns / 1e9, enc / 1e9, wr / 1e9, secs
+}'
+
+if [ "$have_jq" = 1 ]; then
+	ev=$(num events "$tmp/stats.jq")
+	alone=$(median "$tmp/jq_alone.ns")
+	ht=$(median "$tmp/jq_heaptrack.ns")
+	pl=$(median "$tmp/jq_preload.ns")
+	echo
+	echo "2. jq -n '$jqprog', $ev events, stacks on both sides"
+	awk -v a="$alone" -v h="$ht" -v p="$pl" -v e="$ev" 'BEGIN {
+		printf "   alone %.3f s, heaptrack %.3f s, memtrack preload --stacks %.3f s\n", a / 1e9, h / 1e9, p / 1e9
+		printf "   overhead: heaptrack %.3f s (%.0f ns/event), memtrack %.3f s (%.0f ns/event), ratio %.2f (goal <= 0.5)\n", (h - a) / 1e9, (h - a) / e, (p - a) / 1e9, (p - a) / e, (p - a) / (h - a)
+		exit !((p - a) <= (h - a) / 2)
+	}' || status=1
+else
+	echo "2. jq is not installed: the stacks case is skipped"
+fi
+exit $status
