@@ -9,10 +9,11 @@
  *   main     main -> pstk_f1 .. pstk_f6
  *   thread   pstk_thread_main -> the chain, in a new thread, while other
  *            threads allocate
- *   fork     in a child forked while two threads allocate (the child
- *            exits 0 when it ran the chain)
- *   dlopen F dlopen(F) (tests/progs/pstk-dso.so), then its pstk_dso_f1
- *            at once: pstk_dso_f1 -> f2 -> f3 allocate
+ *   fork     main -> pstk_run_fork -> the chain, in a child forked
+ *            while two threads allocate
+ *   dlopen F main -> pstk_run_dlopen: dlopen(F) (tests/progs/.libs/
+ *            pstk-dso.so), then at once its pstk_dso_f1 -> f2 -> f3,
+ *            which allocates
  * Exits 0 when it ran.
  */
 #include <dlfcn.h>
@@ -36,6 +37,9 @@ int pstk_f4(int x);
 int pstk_f5(int x);
 int pstk_f6(int x);
 void *pstk_thread_main(void *arg);
+int pstk_run_fork(void);
+int pstk_run_thread(void);
+int pstk_run_dlopen(const char *path);
 
 CHAIN_FN int pstk_f6(int x)
 {
@@ -84,7 +88,7 @@ static void *worker(void *arg)
 	return arg;
 }
 
-static int run_fork(void)
+CHAIN_FN int pstk_run_fork(void)
 {
 	pthread_t w[2];
 	int i, status = -1;
@@ -109,7 +113,7 @@ static int run_fork(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
-static int run_thread(void)
+CHAIN_FN int pstk_run_thread(void)
 {
 	pthread_t w[2], t;
 	int i;
@@ -126,7 +130,7 @@ static int run_thread(void)
 	return 0;
 }
 
-static int run_dlopen(const char *path)
+CHAIN_FN int pstk_run_dlopen(const char *path)
 {
 	void *h = dlopen(path, RTLD_NOW);
 	int (*f)(int);
@@ -146,18 +150,19 @@ static int run_dlopen(const char *path)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "main";
+	int r;
 
 	alarm(60); /* a deadlock fails the test instead of hanging it */
 	if (!strcmp(mode, "thread")) {
-		return run_thread();
+		r = pstk_run_thread();
+	} else if (!strcmp(mode, "fork")) {
+		r = pstk_run_fork();
+	} else if (!strcmp(mode, "dlopen") && argc > 2) {
+		r = pstk_run_dlopen(argv[2]);
+	} else {
+		r = pstk_f1(0);
+		r = r < 0; /* 0 */
 	}
-	if (!strcmp(mode, "fork")) {
-		return run_fork();
-	}
-	if (!strcmp(mode, "dlopen") && argc > 2) {
-		return run_dlopen(argv[2]);
-	}
-	pstk_f1(0);
-	__asm__ volatile("" ::: "memory");
-	return 0;
+	__asm__ volatile("" : "+r"(r)); /* no tail calls: main stays */
+	return r;
 }
