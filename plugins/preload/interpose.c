@@ -11,7 +11,8 @@
  * kinds, sizes, old_addr, failures dropped, and one event for a call that
  * passes through several entry points (operator new -> malloc): a
  * per-thread depth counts the entry points in flight; only the outermost
- * records.
+ * records. With --stacks the outermost also captures its caller's stack
+ * before calling the real allocator (interpose-stacks.c).
  *
  * Rules that keep the program safe:
  *   - Nothing here allocates through the traced allocator. Allocations
