@@ -48,6 +48,15 @@ tests_test_preload_ring_SOURCES = tests/test-preload-ring.c \
 tests_test_preload_ring_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
 tests_test_preload_ring_CFLAGS = $(TEST_CFLAGS)
 tests_test_preload_ring_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
+
+# metadata records through the ring (meta.c), in one process
+check_PROGRAMS += tests/test-preload-meta
+TESTS += tests/test-preload-meta
+tests_test_preload_meta_SOURCES = tests/test-preload-meta.c \
+	plugins/preload/ring.c plugins/preload/meta.c
+tests_test_preload_meta_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
+tests_test_preload_meta_CFLAGS = $(TEST_CFLAGS)
+tests_test_preload_meta_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
 endif
 
 # ABI 1.1 (command_env): a source built for 1.0 still loads

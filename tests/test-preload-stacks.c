@@ -7,7 +7,8 @@
  * each chain whole, in order, down to main, with the exact number of its
  * allocations: in C (PIE and not) and in C++ through libstdc++'s
  * operator new, in a thread, in a fork child, in a library dlopen'd and
- * called at once; --stack-depth 3 cuts at 3 frames. With stacks, the
+ * called at once, through a ring of 64 slots; --stack-depth 3 cuts at 3
+ * frames. With stacks, the
  * events are those recorded without (scenario table), every allocation
  * carries a stack id and nothing else does.
  *
@@ -194,6 +195,26 @@ START_TEST(test_depth3)
 }
 END_TEST
 
+/* A ring of 64 slots: the mappings' record (libstdc++, libm, libgcc_s,
+ * libunwind...: about a third of the ring) and the stacks' records wait
+ * for room, chunks of other threads come between them; still whole, in
+ * order, nothing lost. (Records longer than the ring: test-preload-meta.) */
+START_TEST(test_small_ring)
+{
+	char *out = record_collapsed("--stacks --ring-size 4k",
+				     "pstk-chain-cxx", "");
+
+	expect(out,
+	       "main;pstk::f1(int);pstk::f2(int);pstk::f3(int);pstk::f4(int);pstk::f5(int);pstk::f6(int)",
+	       CXX_COUNT);
+	free(out);
+	out = record_collapsed("--stacks --ring-size 4k", "pstk-chain",
+			       "thread");
+	expect(out, "pstk_thread_main;" CHAIN, CHAIN_COUNT);
+	free(out);
+}
+END_TEST
+
 /* Without --stacks no event has a stack. */
 START_TEST(test_no_stacks)
 {
@@ -279,6 +300,7 @@ static Suite *preload_stacks_suite(void)
 	tcase_add_test(tc, test_fork_child);
 	tcase_add_test(tc, test_dlopen);
 	tcase_add_test(tc, test_depth3);
+	tcase_add_test(tc, test_small_ring);
 	tcase_add_test(tc, test_no_stacks);
 	tcase_add_test(tc, test_event_flags);
 	tcase_add_loop_test(tc, test_scenario_stacks, 0,

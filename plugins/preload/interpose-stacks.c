@@ -118,27 +118,19 @@ static inline int own(uint64_t pc)
 	return pc - 1 >= own_lo && pc - 1 < own_hi;
 }
 
+static int put_chunk(const struct mt_event *ev, void *ctx)
+{
+	(void)ctx;
+	return pl_put_slot(ev);
+}
+
 /* Put payload[0..len) (sealed) as one record: meta.c, M1..M5. */
 static int put_record(const unsigned char *payload, size_t len)
 {
 	uint32_t id = __atomic_fetch_add(&stk_shm->next_meta_id, 1,
 					 __ATOMIC_RELAXED);
-	struct mt_event ev;
-	size_t off = 0;
 
-	while (off < len) {
-		size_t n = len - off < PL_META_CHUNK ? len - off :
-						       PL_META_CHUNK;
-		unsigned flags = (off == 0 ? PL_META_FIRST : 0) |
-				 (off + n == len ? PL_META_LAST : 0);
-
-		pl_meta_pack(&ev, id, flags, payload + off, n);
-		if (pl_put_slot(&ev) < 0) {
-			return -1;
-		}
-		off += n;
-	}
-	return 0;
+	return pl_meta_cut(id, payload, len, put_chunk, NULL);
 }
 
 static void *map_anon(size_t len)

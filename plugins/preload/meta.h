@@ -47,6 +47,35 @@ static inline size_t pl_meta_unpack(const struct mt_event *ev, void *out)
 	return len;
 }
 
+/*
+ * Cut the sealed payload data[0..len) into chunks of record id and hand
+ * each, in order, to put (which returns 0, or < 0 to stop: returned).
+ * Async-signal-safe when put is.
+ */
+static inline int pl_meta_cut(uint32_t id, const void *data, size_t len,
+			      int (*put)(const struct mt_event *ev, void *ctx),
+			      void *ctx)
+{
+	struct mt_event ev;
+	size_t off = 0;
+	int err;
+
+	while (off < len) {
+		size_t n = len - off < PL_META_CHUNK ? len - off :
+						       PL_META_CHUNK;
+		unsigned flags = (off == 0 ? PL_META_FIRST : 0) |
+				 (off + n == len ? PL_META_LAST : 0);
+
+		pl_meta_pack(&ev, id, flags, (const char *)data + off, n);
+		err = put(&ev, ctx);
+		if (err < 0) {
+			return err;
+		}
+		off += n;
+	}
+	return 0;
+}
+
 /* ---- the consumer (source.c; one thread) ---- */
 
 struct pl_meta_part; /* a record being reassembled */
