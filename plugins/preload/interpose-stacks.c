@@ -242,10 +242,29 @@ __attribute__((noinline)) uint32_t pl_stk_capture(void)
 	return r ? 0 : ref.id;
 }
 
+/*
+ * The mappings lock is taken before the fork gate closes: a thread that
+ * held it could otherwise be parked at the gate (its dl_iterate_phdr)
+ * while a fork handler that runs after this one (registered before us)
+ * allocates a new stack in the forking thread and spins on the lock
+ * forever. Held by the forking thread, the lock makes such a capture
+ * skip the mappings (-EDEADLK) instead.
+ */
+static int stk_fork_locked;
+
 static void stk_atfork_prepare(void)
 {
 	stk_parent = stk_pid;
+	stk_fork_locked = !mtpl_maps_lock(&stk_maps);
 	mtpl_unwind_atfork_prepare();
+}
+
+static void stk_atfork_parent(void)
+{
+	mtpl_unwind_atfork_parent();
+	if (stk_fork_locked) {
+		mtpl_maps_unlock(&stk_maps);
+	}
 }
 
 static void stk_atfork_child(void)
@@ -256,7 +275,7 @@ static void stk_atfork_child(void)
 	stk_pid = (int32_t)syscall(SYS_getpid);
 	mtpl_unwind_atfork_child();
 	mtpl_stack_table_atfork_child(&stk_table);
-	mtpl_maps_atfork_child(&stk_maps);
+	mtpl_maps_atfork_child(&stk_maps); /* ours from prepare, too */
 	/* before fork() returns here: before any event of the child */
 	len = mtpl_maps_fork_record(rec + MTPL_META_HDR,
 				    sizeof(rec) - MTPL_META_HDR,
@@ -291,7 +310,7 @@ int pl_stk_attach(struct pl_shm *shm, int32_t pid)
 	if (err) {
 		return err;
 	}
-	pthread_atfork(stk_atfork_prepare, mtpl_unwind_atfork_parent,
+	pthread_atfork(stk_atfork_prepare, stk_atfork_parent,
 		       stk_atfork_child);
 	send_maps(MTPL_MAPS_EXEC);
 	__atomic_store_n(&pl_stk_on, 1, __ATOMIC_RELEASE);
