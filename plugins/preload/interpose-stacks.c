@@ -22,8 +22,10 @@
  *     machinery takes its memory from mmap, and so does the MTKM buffer
  *     here (grown to what mtpl_maps_write says it needs). The one glibc
  *     allocation libunwind may make (pthread_setspecific's calloc, once
- *     per thread with more than 32 pthread keys) happens while the
- *     thread's depth is raised: it is served untraced.
+ *     per thread when libunwind's key is past the 32nd) happens while
+ *     the thread's depth is raised: it is served untraced. (libunwind
+ *     makes its key at attach, from our constructor, so it is rarely
+ *     past the 32nd.)
  *   - The capture comes before the real allocator runs, so before any
  *     lock it takes: a thread held at the fork gate (mtpl_loader_enter)
  *     holds nothing a fork handler needs.
@@ -33,8 +35,8 @@
  *
  * Frames: return addresses, innermost first, the first in the
  * allocator's caller. mtpl_unwind's first frames are in this library
- * (the entry point, its helper, this function; fewer when the compiler
- * inlined or tail-called): they are dropped by address (our executable
+ * (the entry point and its helper; fewer when the compiler inlined or
+ * tail-called): they are dropped by address (our executable
  * segment), which the compiler's choices cannot fool. The depth asked
  * for is stack_depth plus PL_STK_OWN, within MTPL_UNWIND_MAX: at depth
  * 125..127 a stack may keep a frame or two fewer than asked for.
@@ -42,7 +44,10 @@
  * Limits: a vfork child captures nothing (it shares its parent's
  * tables); a child made by a raw clone (no fork handlers) keeps its
  * parent's pid in stacks as in its events; libunwind opens a pipe (two
- * O_CLOEXEC descriptors) in every process traced with stacks.
+ * O_CLOEXEC descriptors) in every process traced with stacks (a program
+ * that closes every descriptor and reuses the numbers was tried: nothing
+ * was written to its files, though libunwind may not have needed the
+ * pipe for those stacks).
  */
 #include "config.h"
 
