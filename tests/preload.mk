@@ -48,6 +48,15 @@ tests_test_preload_ring_SOURCES = tests/test-preload-ring.c \
 tests_test_preload_ring_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
 tests_test_preload_ring_CFLAGS = $(TEST_CFLAGS)
 tests_test_preload_ring_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
+
+# metadata records through the ring (meta.c), in one process
+check_PROGRAMS += tests/test-preload-meta
+TESTS += tests/test-preload-meta
+tests_test_preload_meta_SOURCES = tests/test-preload-meta.c \
+	plugins/preload/ring.c plugins/preload/meta.c
+tests_test_preload_meta_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
+tests_test_preload_meta_CFLAGS = $(TEST_CFLAGS)
+tests_test_preload_meta_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
 endif
 
 # ABI 1.1 (command_env): a source built for 1.0 still loads
@@ -61,4 +70,43 @@ tests_test_plugin_abi_SOURCES = tests/test-plugin-abi.c
 tests_test_plugin_abi_CFLAGS = $(TEST_CFLAGS)
 tests_test_plugin_abi_LDADD = host/libmthost.la $(TEST_LIBS)
 EXTRA_tests_test_plugin_abi_DEPENDENCIES = tests/fixtures/source-abi10.la
+endif
+
+# tests/test-preload-stacks: --source preload --stacks, end to end, on
+# programs built -O2 -fomit-frame-pointer (whole stacks from .eh_frame)
+PSTK_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -fomit-frame-pointer \
+	-fno-builtin
+PSTK_PROGS = tests/progs/pstk-chain tests/progs/pstk-chain-nopie \
+	tests/progs/pstk-chain-cxx
+check_PROGRAMS += $(PSTK_PROGS)
+# PIE (Debian's default); -export-dynamic as a symbol table for dladdr
+tests_progs_pstk_chain_SOURCES = tests/progs/pstk-chain.c
+tests_progs_pstk_chain_CFLAGS = $(PSTK_CFLAGS)
+tests_progs_pstk_chain_LDFLAGS = -export-dynamic
+tests_progs_pstk_chain_LDADD = $(PTHREAD_LIBS) -ldl
+# the same, at a fixed address
+tests_progs_pstk_chain_nopie_SOURCES = tests/progs/pstk-chain.c
+tests_progs_pstk_chain_nopie_CFLAGS = $(PSTK_CFLAGS) -fno-PIE
+tests_progs_pstk_chain_nopie_LDFLAGS = -export-dynamic -Wc,-no-pie
+tests_progs_pstk_chain_nopie_LDADD = $(PTHREAD_LIBS) -ldl
+# through libstdc++'s operator new
+tests_progs_pstk_chain_cxx_SOURCES = tests/progs/pstk-chain-cxx.cc
+tests_progs_pstk_chain_cxx_CXXFLAGS = -Wall -O2 -fomit-frame-pointer
+# tests/progs/.libs/pstk-dso.so, dlopen'd by pstk-chain dlopen
+check_LTLIBRARIES += tests/progs/pstk-dso.la
+tests_progs_pstk_dso_la_SOURCES = tests/progs/pstk-dso.c
+tests_progs_pstk_dso_la_CFLAGS = $(PSTK_CFLAGS)
+tests_progs_pstk_dso_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath /nowhere
+
+if HAVE_CHECK
+check_PROGRAMS += tests/test-preload-stacks
+TESTS += tests/test-preload-stacks
+tests_test_preload_stacks_SOURCES = tests/test-preload-stacks.c \
+	tests/scenarios.c tests/scenarios.h tests/ebpf-testlib.c \
+	tests/ebpf-testlib.h
+tests_test_preload_stacks_CFLAGS = $(TEST_CFLAGS)
+tests_test_preload_stacks_LDADD = $(TEST_LIBS)
+EXTRA_tests_test_preload_stacks_DEPENDENCIES = tests/progs/optional.stamp \
+	$(PSTK_PROGS) tests/progs/pstk-dso.la
 endif

@@ -434,8 +434,8 @@ START_TEST(test_bad_options)
 					"unknown option 'bogus=1'"));
 	ck_assert(ebpf_memtrack_refuses("--source preload --high-watermark 50%",
 					"no watermarks"));
-	ck_assert(ebpf_memtrack_refuses("--source preload --stacks",
-					"does not record stacks yet"));
+	ck_assert(ebpf_memtrack_refuses("--source preload:stack-depth=0",
+					"from 1 to 127"));
 	ck_assert(ebpf_memtrack_refuses("--source preload --ring-size 3000",
 					"a power of two"));
 }

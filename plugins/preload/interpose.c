@@ -11,7 +11,8 @@
  * kinds, sizes, old_addr, failures dropped, and one event for a call that
  * passes through several entry points (operator new -> malloc): a
  * per-thread depth counts the entry points in flight; only the outermost
- * records.
+ * records. With --stacks the outermost also captures its caller's stack
+ * before calling the real allocator (interpose-stacks.c).
  *
  * Rules that keep the program safe:
  *   - Nothing here allocates through the traced allocator. Allocations
@@ -50,6 +51,7 @@
 #include <memtrack/event.h>
 
 #include "execcheck.h"
+#include "interpose-stacks.h"
 #include "ring.h"
 #include "shm.h"
 
@@ -399,6 +401,11 @@ static void attach(void)
 	pthread_atfork(NULL, NULL, after_fork_child);
 	__atomic_fetch_add(&shm->attached, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&state, ST_ON, __ATOMIC_RELEASE);
+	if (pl_stk_attach(shm, my_pid) < 0) {
+		fmt_uint(num, sizeof(num), (unsigned long long)my_pid);
+		say("memtrack-preload: process ", num,
+		    ": cannot set up call stacks: its events have none\n");
+	}
 	self.depth--;
 }
 
@@ -472,11 +479,12 @@ static void put_pending(void)
 	}
 }
 
+static void put_slot(struct mt_event *ev);
+
 static void emit(unsigned int kind, uint64_t addr, uint64_t size,
-		 uint64_t old, unsigned int flags)
+		 uint64_t old, unsigned int flags, uint32_t stack)
 {
 	struct mt_event ev;
-	uint32_t i;
 
 	if (!__atomic_load_n(&shm->enabled, __ATOMIC_RELAXED)) {
 		return;
@@ -490,15 +498,24 @@ static void emit(unsigned int kind, uint64_t addr, uint64_t size,
 			 my_pid;
 	ev.tid = (int32_t)my_tid();
 	ev.kind = (uint8_t)kind;
-	ev.flags = (uint8_t)flags;
+	ev.flags = (uint8_t)(flags | (stack ? MT_EVF_STACK : 0));
 	ev.reserved0 = 0;
-	ev.stack_id = 0;
+	ev.stack_id = stack;
 	ev.reserved[0] = ev.reserved[1] = 0;
+	put_slot(&ev);
+}
+
+/* An event, or a metadata chunk (interpose-stacks.c), into the ring. */
+static void put_slot(struct mt_event *ev)
+{
+	uint32_t i;
+
 	if (self.in_ring) {
-		/* a signal handler interrupted our own put */
+		/* a signal handler interrupted our own put (never with a
+		 * chunk: see pl_stk_capture) */
 		i = __atomic_fetch_add(&self.npend, 1, __ATOMIC_ACQ_REL);
 		if (i < PL_PENDING) {
-			self.pend[i] = ev;
+			self.pend[i] = *ev;
 		} else {
 			__atomic_fetch_add(&shm->dropped, 1, __ATOMIC_RELAXED);
 		}
@@ -506,11 +523,11 @@ static void emit(unsigned int kind, uint64_t addr, uint64_t size,
 	}
 	for (;;) {
 		self.in_ring = 1;
-		if (ev.kind != 0xff &&
+		if (ev->kind != 0xff &&
 		    __atomic_load_n(&state, __ATOMIC_RELAXED) == ST_ON) {
-			put(&ev);
+			put(ev);
 		}
-		ev.kind = 0xff; /* put once */
+		ev->kind = 0xff; /* put once */
 		put_pending();
 		self.in_ring = 0;
 		/* a handler that came between the two lines above left one */
@@ -518,6 +535,14 @@ static void emit(unsigned int kind, uint64_t addr, uint64_t size,
 			return;
 		}
 	}
+}
+
+int pl_put_slot(const struct mt_event *ev)
+{
+	struct mt_event copy = *ev;
+
+	put_slot(&copy);
+	return __atomic_load_n(&state, __ATOMIC_RELAXED) == ST_ON ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -550,7 +575,7 @@ static void depth_restore(int **depth)
 }
 
 static void record(unsigned int kind, unsigned int shape, uint64_t ret,
-		   uint64_t a, uint64_t b, uint64_t c)
+		   uint64_t a, uint64_t b, uint64_t c, uint32_t stack)
 {
 	uint64_t addr = ret, size = 0, old = 0;
 
@@ -601,16 +626,16 @@ static void record(unsigned int kind, unsigned int shape, uint64_t ret,
 	}
 	if ((shape == SH_REALLOC || shape == SH_REALLOCARRAY) && !ret && old &&
 	    !size) {
-		emit(MT_EV_FREE, old, 0, 0, 0); /* realloc(p, 0) freed p */
+		emit(MT_EV_FREE, old, 0, 0, 0, 0); /* realloc(p, 0) freed p */
 		return;
 	}
 	if (!addr) {
 		return; /* failed */
 	}
 	if (kind == MT_EV_REALLOC) {
-		emit(kind, addr, size, old, old ? MT_EVF_OLD_ADDR : 0);
+		emit(kind, addr, size, old, old ? MT_EVF_OLD_ADDR : 0, stack);
 	} else {
-		emit(kind, addr, size, 0, 0);
+		emit(kind, addr, size, 0, 0, stack);
 	}
 }
 
@@ -618,6 +643,7 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 		     uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
 	pl_fn fn = __atomic_load_n(&r->fn, __ATOMIC_ACQUIRE);
+	uint32_t stack = 0;
 	uint64_t ret;
 
 	if (__builtin_expect(!fn, 0)) {
@@ -640,7 +666,7 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 	if (shape == SH_FREE) {
 		/* before the block can be handed out again */
 		if (a) {
-			emit(MT_EV_FREE, a, 0, 0, 0);
+			emit(MT_EV_FREE, a, 0, 0, 0, 0);
 		}
 		self.depth++;
 		ret = fn(a, b, c, d);
@@ -651,9 +677,15 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 		__attribute__((cleanup(depth_restore))) int *dp = &self.depth;
 
 		(*dp)++;
+		/* before the allocator's locks; not from a handler that
+		 * interrupted our own put (interpose-stacks.h) */
+		if (__builtin_expect(pl_stk_on, 0) && !self.in_ring &&
+		    __atomic_load_n(&shm->enabled, __ATOMIC_RELAXED)) {
+			stack = pl_stk_capture();
+		}
 		ret = fn(a, b, c, d);
 	}
-	record(kind, shape, ret, a, b, c);
+	record(kind, shape, ret, a, b, c, stack);
 	return ret;
 }
 
@@ -721,7 +753,7 @@ void *hook_mmap(void *addr, size_t len, int prot, int flags, int fd,
 	ret = fn(addr, len, prot, flags, fd, off);
 	self.depth--;
 	if (ret != MAP_FAILED) {
-		emit(MT_EV_MMAP, (uint64_t)(uintptr_t)ret, len, 0, 0);
+		emit(MT_EV_MMAP, (uint64_t)(uintptr_t)ret, len, 0, 0, 0);
 	}
 	return ret;
 }
@@ -752,7 +784,7 @@ int hook_munmap(void *addr, size_t len)
 	ret = fn(addr, len);
 	self.depth--;
 	if (ret == 0) {
-		emit(MT_EV_MUNMAP, (uint64_t)(uintptr_t)addr, len, 0, 0);
+		emit(MT_EV_MUNMAP, (uint64_t)(uintptr_t)addr, len, 0, 0, 0);
 	}
 	return ret;
 }
@@ -784,8 +816,8 @@ void *hook_mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	self.depth--;
 	if (ret != MAP_FAILED) {
 		/* as the eBPF source: the old range gone, the new there */
-		emit(MT_EV_MUNMAP, (uint64_t)(uintptr_t)old, old_len, 0, 0);
-		emit(MT_EV_MMAP, (uint64_t)(uintptr_t)ret, new_len, 0, 0);
+		emit(MT_EV_MUNMAP, (uint64_t)(uintptr_t)old, old_len, 0, 0, 0);
+		emit(MT_EV_MMAP, (uint64_t)(uintptr_t)ret, new_len, 0, 0, 0);
 	}
 	return ret;
 }
@@ -812,7 +844,7 @@ void *hook_sbrk(intptr_t incr)
 	if (ret != (char *)-1 && incr) {
 		/* Brk: the new break, and how far it moved */
 		emit(MT_EV_BRK, (uint64_t)(uintptr_t)(ret + incr),
-		     incr > 0 ? (uint64_t)incr : (uint64_t)-incr, 0, 0);
+		     incr > 0 ? (uint64_t)incr : (uint64_t)-incr, 0, 0, 0);
 	}
 	return ret;
 }
@@ -841,7 +873,7 @@ int hook_brk(void *addr)
 		uint64_t a = (uint64_t)(uintptr_t)addr,
 			 b = (uint64_t)(uintptr_t)before;
 
-		emit(MT_EV_BRK, a, a > b ? a - b : b - a, 0, 0);
+		emit(MT_EV_BRK, a, a > b ? a - b : b - a, 0, 0, 0);
 	}
 	return ret;
 }

@@ -260,9 +260,10 @@ int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
 			slot->tid = ev->tid;
 			slot->kind = ev->kind;
 			slot->flags = ev->flags;
-			slot->reserved0 = 0;
+			slot->reserved0 = ev->reserved0;
 			slot->stack_id = ev->stack_id;
-			slot->reserved[1] = 0;
+			/* events carry 0 there, metadata chunks data */
+			slot->reserved[1] = ev->reserved[1];
 			__atomic_store_n(slot_word(slot),
 					 pl_word(lap, PL_COMMITTED, tid),
 					 __ATOMIC_RELEASE);

@@ -20,7 +20,8 @@ void pl_ring_init(struct pl_shm *shm, uint64_t nslots, uint64_t slots_offset);
 /* ---- producers (the interposer) ---- */
 
 /*
- * Put one event (its reserved fields are overwritten). Waits while the
+ * Put one event (reserved[0] is overwritten; reserved0 and reserved[1]
+ * are copied: 0 for events, data for metadata chunks). Waits while the
  * ring is full: spins briefly, then sleeps on shm->space_seq, waking the
  * consumer through efd first. Async-signal-safe, takes no lock, never
  * allocates. Returns 0, or -1 when the consumer has gone (the caller goes

@@ -22,7 +22,7 @@
 
 #define PL_ENV_SHM "MEMTRACK_PRELOAD_SHM"
 #define PL_MAGIC 0x504b544du /* "MTKP" */
-#define PL_VERSION 1
+#define PL_VERSION 2 /* 2: stacks (stack_depth, ids, metadata chunks) */
 
 #define PL_NOTICES 128
 #define PL_NOTICE_PATH 240
@@ -105,7 +105,28 @@ struct pl_shm {
 	uint32_t notice_next; /* notices claimed (may exceed PL_NOTICES) */
 	uint32_t pad;
 	struct pl_notice notices[PL_NOTICES];
+
+	/* call stacks (interpose-stacks.c, meta.c); set by the source */
+	uint32_t stack_depth; /* frames per stack; 0: no stacks */
+	uint32_t pad2;
+	/* written by producers */
+	_Alignas(PL_CACHELINE) uint32_t next_stack_id; /* stack-table.h */
+	uint32_t next_meta_id; /* ids of metadata records in the ring */
 };
+
+/*
+ * A metadata record (an MTKT or MTKM payload, whole, header included) is
+ * cut into chunks of PL_META_CHUNK bytes, one slot each, put in order by
+ * one thread; other slots may come between them (meta.c has the rules).
+ * A chunk is a slot whose kind is PL_META_KIND (no event kind is); its
+ * bytes 0..39 (timestamp .. tid) and reserved[1] carry the data,
+ * reserved0 how many of them count, stack_id the record's id, flags
+ * PL_META_FIRST/PL_META_LAST. reserved[0] stays the slot's state word.
+ */
+#define PL_META_KIND 0xfeu
+#define PL_META_FIRST 1u
+#define PL_META_LAST 2u
+#define PL_META_CHUNK 48u
 
 /* Slots start at the first page boundary after the header. */
 static inline struct mt_event *pl_slots(const struct pl_shm *shm)

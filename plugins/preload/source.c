@@ -15,6 +15,12 @@
  *                     for now; the allocator's own calls are not seen).
  *                     The seam for a later mode that adds the eBPF
  *                     source's syscall tracepoints when run as root.
+ *   stacks            (the host's --stacks) each allocation event carries
+ *                     its call stack's id, the stacks and mappings reach
+ *                     the recording as MTKT/MTKM metadata, as with the
+ *                     eBPF source (interpose-stacks.c, meta.c)
+ *   stack-depth=N     frames per stack, 1 to 127 (default 64); implies
+ *                     stacks
  *
  * Producers never drop and are never stopped: on a full ring they wait
  * for this reader (ring.c). Files the interposer cannot reach (static,
@@ -43,6 +49,7 @@
 #include <memtrack/plugin.h>
 
 #include "execcheck.h"
+#include "meta.h"
 #include "ring.h"
 #include "shm.h"
 
@@ -55,6 +62,7 @@
 /* drain gives up on a slot claimed by a live thread after this */
 #define DRAIN_WAIT_NS (1000 * 1000000ull)
 #define MAX_SAID 256
+#define DEFAULT_STACK_DEPTH 64
 
 struct said {
 	uint32_t kind;
@@ -68,6 +76,8 @@ struct preload_state {
 	struct pl_shm *shm;
 	size_t map_size;
 	struct pl_reader rd;
+	uint32_t stack_depth; /* 0: no stacks */
+	struct pl_meta_rx meta; /* stacks and mappings (meta.c) */
 	uint32_t notices_seen;
 	struct said said[MAX_SAID];
 	size_t nsaid;
@@ -113,6 +123,30 @@ static int parse_size(const char *s, size_t *out)
 	return 0;
 }
 
+/* stacks; stack-depth=N (1..127) implies it */
+static int parse_stacks(struct preload_state *st, const char *tok)
+{
+	unsigned long v;
+	char *end;
+
+	if (!strcmp(tok, "stacks")) {
+		if (!st->stack_depth) {
+			st->stack_depth = DEFAULT_STACK_DEPTH;
+		}
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(tok + 12, &end, 10);
+	if (errno || end == tok + 12 || *end || v < 1 || v > 127) {
+		plog(st, MT_LOG_ERROR,
+		     "option %s: a number of frames from 1 to 127 expected",
+		     tok);
+		return -EINVAL;
+	}
+	st->stack_depth = (uint32_t)v;
+	return 0;
+}
+
 static int parse_args(struct preload_state *st, const char *args)
 {
 	char *copy = NULL, *tok, *save = NULL;
@@ -152,14 +186,13 @@ static int parse_args(struct preload_state *st, const char *args)
 			break;
 		} else if (!strcmp(tok, "stacks") ||
 			   !strncmp(tok, "stack-depth=", 12)) {
-			plog(st, MT_LOG_ERROR,
-			     "option '%s': the preload source does not record stacks yet (use --source ebpf)",
-			     tok);
-			err = -ENOTSUP;
-			break;
+			err = parse_stacks(st, tok);
+			if (err) {
+				break;
+			}
 		} else {
 			plog(st, MT_LOG_ERROR,
-			     "unknown option '%s' (known: ring-size=BYTES, syscalls=libc)",
+			     "unknown option '%s' (known: ring-size=BYTES, syscalls=libc, stacks, stack-depth=N)",
 			     tok);
 			err = -EINVAL;
 			break;
@@ -239,6 +272,7 @@ static int make_shm(struct preload_state *st)
 	st->shm->map_size = st->map_size;
 	st->shm->consumer_pid = (int32_t)getpid();
 	pl_ring_init(st->shm, n, header);
+	st->shm->stack_depth = st->stack_depth;
 	st->shm->version = PL_VERSION;
 	__atomic_store_n(&st->shm->magic, PL_MAGIC, __ATOMIC_RELEASE);
 	pl_reader_init(&st->rd, st->shm);
@@ -378,7 +412,15 @@ static int preload_poll_fd(void *state)
 	return st->efd;
 }
 
-/* At most max events; with end != 0, none at or past position end. */
+static void meta_log(void *ctx, const char *msg)
+{
+	struct preload_state *st = ctx;
+
+	plog(st, MT_LOG_WARN, "%s", msg);
+}
+
+/* At most max events; with end != 0, none at or past position end.
+ * Metadata chunks on the way go to em->meta() (meta.c). */
 static int read_events(struct preload_state *st, struct mt_emitter *em,
 		       size_t max, uint64_t end)
 {
@@ -393,6 +435,16 @@ static int read_events(struct preload_state *st, struct mt_emitter *em,
 				continue;
 			}
 			break;
+		}
+		if (e->kind == PL_META_KIND) {
+			int err = pl_meta_take(&st->meta, e, em, meta_log, st);
+
+			pl_ring_advance(&st->rd);
+			if (err) {
+				pl_ring_publish(&st->rd);
+				return err;
+			}
+			continue;
 		}
 		out = mt_emit(em);
 		if (!out) {
@@ -516,6 +568,10 @@ static void preload_destroy(void *state)
 			     (unsigned long long)st->rd.abandoned);
 		}
 		munmap(st->shm, st->map_size);
+	}
+	if (pl_meta_rx_free(&st->meta)) {
+		plog(st, MT_LOG_INFO,
+		     "stack or mapping records left incomplete: their writer was killed");
 	}
 	if (st->memfd >= 0) {
 		close(st->memfd);

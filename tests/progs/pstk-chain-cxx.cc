@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/progs/pstk-chain-cxx.cc - the C++ chain under the preload source
+ * (tests/test-preload-stacks.c): six functions deep, the innermost calls
+ * libstdc++'s ::operator new (interposed) PSTK_COUNT times. Built -O2
+ * -fomit-frame-pointer.
+ */
+#include <new>
+
+#define CHAIN_FN __attribute__((noipa)) __attribute__((visibility("default")))
+#define PSTK_SIZE 12346
+#define PSTK_COUNT 9
+
+static void *volatile sink;
+
+namespace pstk {
+
+CHAIN_FN int f6(int x)
+{
+	for (int i = 0; i < PSTK_COUNT; i++) {
+		sink = ::operator new(PSTK_SIZE);
+		::operator delete(sink);
+	}
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+
+#define STEP(name, next)                          \
+	CHAIN_FN int name(int x)                  \
+	{                                         \
+		int r = next(x + 1);              \
+		__asm__ volatile("" : "+r"(r));   \
+		return r + 1;                     \
+	}
+STEP(f5, f6)
+STEP(f4, f5)
+STEP(f3, f4)
+STEP(f2, f3)
+STEP(f1, f2)
+
+} // namespace pstk
+
+int main()
+{
+	pstk::f1(0);
+	return 0;
+}
