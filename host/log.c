@@ -9,6 +9,7 @@
 
 int mt_log_level = MT_LOG_WARN;
 int mt_log_status_line;
+int mt_log_errors;
 
 /* One lock so that lines from worker threads never interleave. */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -18,6 +19,9 @@ void mt_vlog_plugin(enum mt_log_level level, const char *plugin, const char *fmt
 {
 	static const char *const prefix[] = { "error: ", "warning: ", "", "" };
 
+	if (level == MT_LOG_ERROR) {
+		__atomic_fetch_add(&mt_log_errors, 1, __ATOMIC_RELAXED);
+	}
 	if ((int)level > mt_log_level) {
 		return;
 	}

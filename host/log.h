@@ -11,6 +11,9 @@
 extern int mt_log_level; /* enum mt_log_level; default MT_LOG_WARN */
 /* Set while a live status line (\r-terminated) is on stderr. */
 extern int mt_log_status_line;
+/* Errors logged so far (host and plugins): a run that fails without one
+ * says why itself (run.c). */
+extern int mt_log_errors;
 
 void mt_log(enum mt_log_level level, const char *fmt, ...) MT_PRINTF(2, 3);
 #define mt_err(...) mt_log(MT_LOG_ERROR, __VA_ARGS__)

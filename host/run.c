@@ -628,6 +628,12 @@ int mt_run(const struct mt_run_opts *opts)
 	err = r.error;
 end:
 	set_error(&r, err);
+	if (r.error < 0 && !r.exec_errno &&
+	    !__atomic_load_n(&mt_log_errors, __ATOMIC_RELAXED)) {
+		/* exit 1 always comes with a line saying why */
+		mt_err("stopped by an error nothing reported: %s",
+		       strerror(-r.error));
+	}
 	code = exit_code(&r);
 	cleanup(&r);
 	return code;

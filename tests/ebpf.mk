@@ -119,5 +119,14 @@ tests_test_pressure_SOURCES = tests/test-pressure.c tests/ebpf-testlib.c \
 	tests/ebpf-testlib.h
 tests_test_pressure_CFLAGS = $(TEST_CFLAGS)
 tests_test_pressure_LDADD = $(TEST_LIBS)
+
+# both sources on real programs of Debian (sqlite3, jq, xz, sed, sort):
+# equal per-type counts and bytes
+check_PROGRAMS += tests/test-sources-agree
+TESTS += tests/test-sources-agree
+tests_test_sources_agree_SOURCES = tests/test-sources-agree.c \
+	tests/ebpf-testlib.c tests/ebpf-testlib.h
+tests_test_sources_agree_CFLAGS = $(TEST_CFLAGS)
+tests_test_sources_agree_LDADD = $(TEST_LIBS)
 endif
 endif

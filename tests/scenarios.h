@@ -12,11 +12,14 @@
 enum scenario_outcome {
 	/* every line the program reports is one event, exactly */
 	SC_SEEN = 1,
-	/* none of the sizes it reports is in the recording (the source
-	 * cannot see that allocator), and memtrack says nothing is wrong */
-	SC_NOT_SEEN,
-	/* as SC_NOT_SEEN, and memtrack's stderr names the file and suggests
-	 * --source ebpf */
+	/* the lines of the sizes in seen_sizes are one event each, exactly
+	 * as SC_SEEN; of the others (an allocator the source cannot see)
+	 * there is no event at all, not even a Free of their addresses; no
+	 * other allocator event is recorded; memtrack does not name the
+	 * file (nothing at exec tells it apart) */
+	SC_PARTIAL,
+	/* none of the sizes it reports is in the recording, and memtrack's
+	 * stderr names the file and suggests --source ebpf */
 	SC_REFUSED,
 };
 
@@ -34,6 +37,8 @@ struct scenario {
 	size_t min_expect; /* report lines the program must print */
 	int optional;      /* built only when its library is installed */
 	enum scenario_outcome ebpf, preload;
+	/* SC_PARTIAL: the sizes of the lines that are seen, 0-terminated */
+	const unsigned long long *seen_sizes;
 };
 
 extern const struct scenario scenarios[];

@@ -62,13 +62,14 @@
 #define PL_EXPORT __attribute__((visibility("default")))
 #define PL_TLS __thread __attribute__((tls_model("initial-exec")))
 
-/* events of a signal handler that interrupted its thread inside the ring
- * (ring.c, I4), put after the interrupted one */
+/* events of a signal handler that interrupted its thread's claim on a
+ * full ring (ring.c, I4), put after the interrupted one */
 #define PL_PENDING 8
 
 struct pl_thread {
 	int depth;     /* allocator entry points in flight */
-	int in_ring;   /* inside pl_ring_put() */
+	int in_ring;   /* inside emit() */
+	int claiming;  /* holds a claim on a slot (pl_ring_put_ex) */
 	int resolving; /* inside dlsym(): serve from the arena */
 	uint32_t tid;  /* 0: not known yet */
 	uint32_t npend;
@@ -445,12 +446,17 @@ static inline uint32_t my_tid(void)
 	return self.tid;
 }
 
-static void put(const struct mt_event *ev)
+/* Returns PL_RING_FULL (nowait only) or 0. */
+static int put(const struct mt_event *ev, int nowait)
 {
-	if (pl_ring_put(shm, wake_fd, ev, my_tid()) < 0) {
+	int err = pl_ring_put_ex(shm, wake_fd, ev, my_tid(), &self.claiming,
+				 nowait);
+
+	if (err == -1) {
 		/* memtrack has gone: untraced from now on */
 		__atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
 	}
+	return err == PL_RING_FULL ? err : 0;
 }
 
 /* Put what handlers left while we were in the ring (ring.c, I4). */
@@ -473,7 +479,7 @@ static void put_pending(void)
 		}
 		if (i < PL_PENDING &&
 		    __atomic_load_n(&state, __ATOMIC_RELAXED) == ST_ON) {
-			put(&self.pend[i]);
+			put(&self.pend[i], 0);
 		}
 		i++;
 	}
@@ -511,8 +517,18 @@ static void put_slot(struct mt_event *ev)
 	uint32_t i;
 
 	if (self.in_ring) {
-		/* a signal handler interrupted our own put (never with a
-		 * chunk: see pl_stk_capture) */
+		/* a signal handler interrupted its thread inside put_slot()
+		 * (never with a chunk: see pl_stk_capture). Its event goes
+		 * straight into the ring, after the interrupted one when that
+		 * holds a claim (without waiting: I4), unless the ring is full
+		 * then, or events wait already. */
+		if (!__atomic_load_n(&self.npend, __ATOMIC_ACQUIRE)) {
+			if (__atomic_load_n(&state, __ATOMIC_RELAXED) != ST_ON ||
+			    put(ev, __atomic_load_n(&self.claiming,
+						    __ATOMIC_RELAXED)) == 0) {
+				return;
+			}
+		}
 		i = __atomic_fetch_add(&self.npend, 1, __ATOMIC_ACQ_REL);
 		if (i < PL_PENDING) {
 			self.pend[i] = *ev;
@@ -525,7 +541,7 @@ static void put_slot(struct mt_event *ev)
 		self.in_ring = 1;
 		if (ev->kind != 0xff &&
 		    __atomic_load_n(&state, __ATOMIC_RELAXED) == ST_ON) {
-			put(ev);
+			put(ev, 0);
 		}
 		ev->kind = 0xff; /* put once */
 		put_pending();

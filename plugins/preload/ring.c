@@ -36,10 +36,19 @@
  *       the next lap. A writer alive but slow (stopped by a debugger or by
  *       SIGSTOP) is waited for.
  *   I4. A signal handler interrupting its thread between claim and commit
- *       does not use the ring (interpose.c keeps its events in the
- *       thread's pending buffer, put after the commit): otherwise the
- *       handler could wait for room that only the interrupted write can
- *       make.
+ *       (pl_ring_put_ex's *claiming) never waits for room: that room only
+ *       the interrupted write can make. It puts without waiting (its
+ *       positions come after the claimed one, so the thread's order is
+ *       kept); only when the ring is full at that moment does interpose.c
+ *       keep its events in the thread's pending buffer, put after the
+ *       commit. A handler that interrupts anything else (its thread
+ *       waiting for room, or between events) puts as any producer does:
+ *       handlers that follow each other back to back, faster than their
+ *       thread gets to run, must not pile up in a buffer of fixed size.
+ *       Its events may then come before the interrupted thread's: that
+ *       one is of an allocation the handler cannot know yet, or of a free
+ *       whose block is not given back yet (frees are recorded before the
+ *       call), as when the handler comes just before the thread's put.
  *
  * Memory bound: the mapping is fixed when memtrack starts (--ring-size,
  * plus a page of header and notices); nothing grows. Each thread holds at
@@ -224,12 +233,31 @@ static int wait_for_room(struct pl_shm *shm, int efd, struct mt_event *slot,
 	return ret;
 }
 
+/* The thread's handlers read *claiming: the compiler must keep the stores
+ * to it around the claim and the commit, in program order (a signal fence:
+ * the same thread, no instruction). */
+static inline void set_claiming(int *claiming, int v)
+{
+	if (claiming) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__atomic_store_n(claiming, v, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+}
+
 int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
 		uint32_t tid)
+{
+	return pl_ring_put_ex(shm, efd, ev, tid, NULL, 0);
+}
+
+int pl_ring_put_ex(struct pl_shm *shm, int efd, const struct mt_event *ev,
+		   uint32_t tid, int *claiming, int nowait)
 {
 	struct mt_event *slots = pl_slots(shm);
 	uint64_t mask = shm->nslots - 1, h, w;
 	uint32_t shift = shm->shift;
+	int was = claiming ? *claiming : 0;
 
 	for (;;) {
 		struct mt_event *slot;
@@ -242,10 +270,12 @@ int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
 		if (pl_word_lap(w) == lap && pl_word_state(w) == PL_FREE) {
 			uint64_t pos = h;
 
+			set_claiming(claiming, 1);
 			if (!__atomic_compare_exchange_n(
 				    slot_word(slot), &w,
 				    pl_word(lap, PL_CLAIMED, tid), 0,
 				    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+				set_claiming(claiming, was);
 				continue;
 			}
 			/* ours: move head on (or somebody did it for us) */
@@ -267,6 +297,7 @@ int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
 			__atomic_store_n(slot_word(slot),
 					 pl_word(lap, PL_COMMITTED, tid),
 					 __ATOMIC_RELEASE);
+			set_claiming(claiming, was);
 			/* the tail's line is the consumer's: look at it once
 			 * every 16 events only */
 			if (!(pos & 15) &&
@@ -285,6 +316,9 @@ int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
 			continue;
 		}
 		if (pl_word_lap(w) == lap - 1) {
+			if (nowait) {
+				return PL_RING_FULL;
+			}
 			if (wait_for_room(shm, efd, slot, lap) < 0) {
 				return -1;
 			}

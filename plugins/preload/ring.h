@@ -30,6 +30,20 @@ void pl_ring_init(struct pl_shm *shm, uint64_t nslots, uint64_t slots_offset);
 int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
 		uint32_t tid);
 
+/* pl_ring_put()'s result when called with nowait and the ring is full */
+#define PL_RING_FULL (-2)
+
+/*
+ * pl_ring_put() for a thread whose signal handlers may put too (I4 in
+ * ring.c): *claiming is non-zero from just before the claim until the
+ * commit (restored to its value on entry after), so that a handler knows
+ * whether its thread holds a claim. With nowait, a full ring returns
+ * PL_RING_FULL at once instead of waiting for room: what a handler that
+ * interrupted a claim must do, since only that write can make room.
+ */
+int pl_ring_put_ex(struct pl_shm *shm, int efd, const struct mt_event *ev,
+		   uint32_t tid, int *claiming, int nowait);
+
 /* ---- the consumer (the source) ---- */
 
 struct pl_reader {

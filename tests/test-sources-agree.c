@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test-sources-agree.c - the eBPF and the preload source on the same
+ * real programs of Debian (a database shell, a JSON processor, a
+ * compressor, two text tools): the same deterministic command recorded by
+ * each must give equal per-type counts and byte sums (issue 11).
+ *
+ * What is compared (compare_types() takes the set):
+ * - the allocator types, Malloc, Calloc, Realloc, AlignedAlloc and Free,
+ *   always and exactly;
+ * - Mmap, Munmap and Brk only when the preload recording traced them in
+ *   the kernel, as eBPF does. In its libc mode (the only one without
+ *   root) the preload source sees only the calls made through libc's
+ *   functions, none of the loader's or of malloc's own, and says so on
+ *   memtrack's stderr; then each of its counts is at most eBPF's.
+ *
+ * gzip is not among them: it allocates nothing through malloc (static
+ * buffers), so xz is the compressor.
+ *
+ * Needs root and BPF for the eBPF half: exits 77 (skip) otherwise, or
+ * fails when MEMTRACK_REQUIRE_BPF=1; a program that is not installed is a
+ * skipped case, or a failure there too. Runs alone (tests/run-test.sh).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebpf-testlib.h"
+
+/* What the libc mode of the preload source says (plugins/preload/source.c):
+ * its mmap, munmap, mremap and brk are not the kernel's. */
+#define PRELOAD_LIBC_MODE "recorded only when the program calls them through libc"
+#define INPUT_LINES 2000
+
+#define TYPE(k) (1u << (k))
+#define ALLOCATOR_TYPES                                                  \
+	(TYPE(MT_EV_MALLOC) | TYPE(MT_EV_CALLOC) | TYPE(MT_EV_REALLOC) |  \
+	 TYPE(MT_EV_ALIGNED_ALLOC) | TYPE(MT_EV_FREE))
+#define SYSCALL_TYPES (TYPE(MT_EV_MMAP) | TYPE(MT_EV_MUNMAP) | TYPE(MT_EV_BRK))
+
+struct type_sums {
+	uint64_t count[MT_EV_KIND_COUNT];
+	uint64_t bytes[MT_EV_KIND_COUNT];
+};
+
+/* The directory of the generated input, and its file. */
+static char dir[64];
+static char input[128];
+
+static void sum_types(const struct ebpf_trace *t, struct type_sums *s)
+{
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < t->nev; i++) {
+		if (t->ev[i].kind < MT_EV_KIND_COUNT) {
+			s->count[t->ev[i].kind]++;
+			s->bytes[t->ev[i].kind] += t->ev[i].size;
+		}
+	}
+}
+
+/* Prints a line per type of either recording (the table in the test's
+ * log) and returns how many of the types in the set differ. */
+static int compare_types(const char *name, const struct type_sums *ebpf,
+			 const struct type_sums *preload, unsigned int types)
+{
+	unsigned int k;
+	int bad = 0;
+
+	for (k = 0; k < MT_EV_KIND_COUNT; k++) {
+		int differ = ebpf->count[k] != preload->count[k] ||
+			     ebpf->bytes[k] != preload->bytes[k];
+
+		if (!ebpf->count[k] && !preload->count[k]) {
+			continue;
+		}
+		if ((types & TYPE(k)) && differ) {
+			bad++;
+		}
+		fprintf(stderr,
+			"%-8s %-13s ebpf %8" PRIu64 " %12" PRIu64
+			"  preload %8" PRIu64 " %12" PRIu64 "%s\n",
+			name, mt_event_kind_name(k), ebpf->count[k],
+			ebpf->bytes[k], preload->count[k], preload->bytes[k],
+			!(types & TYPE(k)) ? "  (not compared)" :
+			differ		    ? "  DIFFERENT" :
+					      "");
+	}
+	return bad;
+}
+
+/* Did the preload source trace mmap, munmap and brk in the kernel (its
+ * root mode), so that they must match eBPF's? */
+static int preload_traced_syscalls(const struct ebpf_trace *t)
+{
+	return !strstr(t->err, PRELOAD_LIBC_MODE);
+}
+
+static int have(const char *path)
+{
+	const char *req = getenv("MEMTRACK_REQUIRE_BPF");
+
+	if (access(path, X_OK)) {
+		ck_assert_msg(!req || strcmp(req, "1") != 0,
+			      "%s is not installed (./quickstart installs it)",
+			      path);
+		fprintf(stderr, "%s not installed: case skipped\n", path);
+		return 0;
+	}
+	return 1;
+}
+
+static void record(const char *source, const char *const *argv,
+		   struct ebpf_trace *t)
+{
+	ck_assert_int_eq(ebpf_trace_run_source(source, NULL, argv, t), 0);
+	ck_assert_msg(t->status == 0, "%s under --source %s: memtrack exited %d: %s",
+		      argv[0], source, t->status, t->err);
+}
+
+/* Record argv under each source and compare. */
+static void check_agree(const char *name, const char *const *argv)
+{
+	struct ebpf_trace e, p;
+	struct type_sums se, sp;
+	unsigned int types = ALLOCATOR_TYPES, k;
+	uint64_t allocs = 0;
+	int bad;
+
+	if (!have(argv[0])) {
+		return;
+	}
+	record("ebpf", argv, &e);
+	record("preload", argv, &p);
+	sum_types(&e, &se);
+	sum_types(&p, &sp);
+	if (preload_traced_syscalls(&p)) {
+		types |= SYSCALL_TYPES;
+	}
+	bad = compare_types(name, &se, &sp, types);
+	for (k = 0; k < MT_EV_KIND_COUNT; k++) {
+		if (ALLOCATOR_TYPES & TYPE(k)) {
+			allocs += se.count[k];
+		}
+		/* libc mode: a part of eBPF's */
+		ck_assert_msg((types & TYPE(k)) || sp.count[k] <= se.count[k],
+			      "%s: preload recorded %" PRIu64 " %s, eBPF %" PRIu64,
+			      name, sp.count[k], mt_event_kind_name(k),
+			      se.count[k]);
+	}
+	ck_assert_msg(allocs > 0, "%s: eBPF recorded no allocation", name);
+	ck_assert_msg(bad == 0, "%s: %d types differ between the sources (see above)",
+		      name, bad);
+	ebpf_trace_free(&e);
+	ebpf_trace_free(&p);
+}
+
+START_TEST(test_sqlite3)
+{
+	const char *argv[] = {
+		"/usr/bin/sqlite3", "-batch", "-init", "/dev/null", ":memory:",
+		"CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);"
+		"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c"
+		" WHERE x < 1000)"
+		" INSERT INTO t(a, b) SELECT x, printf('row-%d', x) FROM c;"
+		"SELECT count(*), sum(length(b)) FROM t WHERE b LIKE '%7%';",
+		NULL
+	};
+
+	check_agree("sqlite3", argv);
+}
+END_TEST
+
+START_TEST(test_jq)
+{
+	const char *argv[] = {
+		"/usr/bin/jq", "-n",
+		"[range(0;2000)] | map(tostring) | join(\",\") | length", NULL
+	};
+
+	check_agree("jq", argv);
+}
+END_TEST
+
+START_TEST(test_xz)
+{
+	/* -k -f: the same input each time, its .xz overwritten */
+	const char *argv[] = { "/usr/bin/xz", "-T1", "-k", "-f", input, NULL };
+
+	check_agree("xz", argv);
+}
+END_TEST
+
+START_TEST(test_sed)
+{
+	const char *argv[] = { "/usr/bin/sed", "-e",
+			       "s/\\([0-9][0-9]*\\)/<\\1>/g", input, NULL };
+
+	check_agree("sed", argv);
+}
+END_TEST
+
+START_TEST(test_sort)
+{
+	char out[160];
+	const char *argv[] = { "/usr/bin/sort", "--parallel=1", "-k3", "-o",
+			       out, input, NULL };
+
+	snprintf(out, sizeof(out), "%s/sorted.txt", dir);
+	check_agree("sort", argv);
+}
+END_TEST
+
+/* The same text every time: lines of numbers and words, in no order. */
+static int make_input(void)
+{
+	FILE *f;
+	int i;
+
+	snprintf(dir, sizeof(dir), "/tmp/mt-agree-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return -1;
+	}
+	snprintf(input, sizeof(input), "%s/input.txt", dir);
+	f = fopen(input, "w");
+	if (!f) {
+		perror(input);
+		return -1;
+	}
+	for (i = 1; i <= INPUT_LINES; i++) {
+		fprintf(f, "line %d %x the quick brown fox %d\n", i, i * 7919,
+			(i * 104729) % 1000);
+	}
+	return fclose(f) ? -1 : 0;
+}
+
+static void remove_input(void)
+{
+	char path[160];
+	static const char *const files[] = { "input.txt", "input.txt.xz",
+					     "sorted.txt" };
+	size_t i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+static Suite *agree_suite(void)
+{
+	Suite *s = suite_create("sources-agree");
+	TCase *tc = tcase_create("real programs");
+
+	/* each program runs under uprobes once */
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_sqlite3);
+	tcase_add_test(tc, test_jq);
+	tcase_add_test(tc, test_xz);
+	tcase_add_test(tc, test_sed);
+	tcase_add_test(tc, test_sort);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	ebpf_require_bpf();
+	if (make_input()) {
+		return 99;
+	}
+	sr = srunner_create(agree_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	remove_input();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
