@@ -481,6 +481,10 @@ static void emit(unsigned int kind, uint64_t addr, uint64_t size,
 	if (!__atomic_load_n(&shm->enabled, __ATOMIC_RELAXED)) {
 		return;
 	}
+	if (shm->syscalls_bpf && (kind == MT_EV_MMAP ||
+				  kind == MT_EV_MUNMAP || kind == MT_EV_BRK)) {
+		return; /* the source's BPF tracepoints record them */
+	}
 	ev.timestamp = pl_now_ns();
 	ev.addr = addr;
 	ev.size = size;

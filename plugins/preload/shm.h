@@ -86,6 +86,9 @@ struct pl_shm {
 	int32_t consumer_pid;  /* memtrack, as the command sees it */
 	uint64_t slots_offset; /* from the start of the mapping */
 	uint64_t wakeup_at;    /* unread slots: wake a sleeping consumer */
+	uint32_t syscalls_bpf; /* 1: BPF records mmap, munmap, mremap and
+				* brk (syscalls.c); the hooks do not */
+	uint32_t pad0;
 
 	/* written by the consumer */
 	_Alignas(PL_CACHELINE) uint64_t tail; /* positions below are read */
