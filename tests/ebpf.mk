@@ -84,7 +84,7 @@ tests/progs/optional.stamp: $(srcdir)/tests/progs/alloc-jemalloc.c \
 		$(srcdir)/tests/progs/alloc-mimalloc.c -lmimalloc \
 		2>/dev/null || rm -f tests/progs/alloc-mimalloc; \
 	if [ -n "$$MT_MIMALLOC_STATIC_DIR" ]; then \
-		$$pc -o tests/progs/alloc-mimalloc-static \
+		$$pc -DMT_MIMALLOC_STATIC -o tests/progs/alloc-mimalloc-static \
 			$(srcdir)/tests/progs/alloc-mimalloc.c \
 			-L"$$MT_MIMALLOC_STATIC_DIR" -Wl,-Bstatic -lmimalloc \
 			-Wl,-Bdynamic -lpthread \

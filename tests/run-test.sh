@@ -8,7 +8,8 @@ lock=/tmp/memtrack-tests.lock
 mode=-s
 for arg in "$@"; do
 	case "$arg" in
-	*/test-ebpf | */test-pressure | */test-stacks | */test-lifecycle.sh)
+	*/test-ebpf | */test-pressure | */test-stacks | */test-lifecycle.sh | \
+	*/test-preload-syscalls)
 		mode=-x
 		;;
 	esac
