@@ -17,6 +17,11 @@
  * it, and may munmap alignment slack: everything inside the last
  * reservation of a self file is dropped too, until an mmap outside it
  * shows that ld.so has moved on.
+ *
+ * Limit: a library the interposer needs (libgcc_s.so.1) is dropped from
+ * programs that need it themselves too (C++: libstdc++ needs it), whose
+ * files then lack its few Mmap records. Telling both apart needs the
+ * program's own dependencies, which ld.so only resolves after mapping it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
