@@ -515,8 +515,9 @@ static int preload_get_stats(void *state, struct mt_source_stats *out)
 	s.ring_size = st->ring_size;
 	s.ring_used = pl_ring_unread(&st->rd) * sizeof(struct mt_event);
 	if (st->sys) {
+		/* ring_size and ring_used stay the shared ring's: the BPF
+		 * ring is never the one that fills */
 		s.dropped += pl_syscalls_dropped(st->sys);
-		s.ring_used += pl_syscalls_used(st->sys);
 	}
 	s.waits = __atomic_load_n(&st->shm->waits, __ATOMIC_RELAXED);
 	s.wait_ns = __atomic_load_n(&st->shm->wait_ns, __ATOMIC_RELAXED);
