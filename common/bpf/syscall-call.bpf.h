@@ -20,8 +20,8 @@ struct mt_sys_call {
 	u64 arg0;
 	u64 arg1;
 	u64 arg2;
-	u32 nr; /* MT_SYS_*, 0: none */
-	u32 pad;
+	u32 nr;  /* MT_SYS_*, 0: none */
+	u32 tag; /* the includer's, for the call's records */
 };
 
 /* The file a vma maps (bpf_find_vma callback). */

@@ -51,6 +51,7 @@
 
 #include "execcheck.h"
 #include "ring.h"
+#include "selfdeps.h"
 #include "shm.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
@@ -395,6 +396,9 @@ static void attach(void)
 		__atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
 		self.depth--;
 		return;
+	}
+	if (shm->syscalls_bpf) {
+		pl_self_deps_note(shm, my_pid); /* see selfdeps.c */
 	}
 	pthread_atfork(NULL, NULL, after_fork_child);
 	__atomic_fetch_add(&shm->attached, 1, __ATOMIC_RELAXED);

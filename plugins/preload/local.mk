@@ -9,7 +9,8 @@ EXTRA_DIST += plugins/preload/syscalls.bpf.c
 
 plugin_LTLIBRARIES += plugins/source-preload.la
 plugins_source_preload_la_SOURCES = plugins/preload/source.c $(PRELOAD_COMMON) \
-	plugins/preload/syscalls.c plugins/preload/syscalls.h
+	plugins/preload/syscalls.c plugins/preload/syscalls.h \
+	plugins/preload/selfdeps.c plugins/preload/selfdeps.h
 plugins_source_preload_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMT_PRELOAD_LIBDIR='"$(pkglibdir)"'
 plugins_source_preload_la_CFLAGS = $(MT_MODULE_CFLAGS)
@@ -47,7 +48,8 @@ plugins_source_preload_la_SOURCES += common/bpf-check.c common/bpf-check.h
 # -fexceptions: the real operator new may throw through our wrapper.
 pkglib_LTLIBRARIES = plugins/preload/libmemtrack-preload.la
 plugins_preload_libmemtrack_preload_la_SOURCES = plugins/preload/interpose.c \
-	plugins/preload/hooks.def $(PRELOAD_COMMON)
+	plugins/preload/hooks.def plugins/preload/selfdeps.c \
+	plugins/preload/selfdeps.h $(PRELOAD_COMMON)
 plugins_preload_libmemtrack_preload_la_CFLAGS = $(AM_CFLAGS) \
 	-fvisibility=hidden -fexceptions -fno-builtin
 plugins_preload_libmemtrack_preload_la_LDFLAGS = -module -avoid-version \

@@ -285,7 +285,7 @@ static int preload_create(const struct mt_host *host, const char *args,
 	}
 	if (!err) {
 		err = pl_syscalls_create(host, st->sys_mode, st->ring_size,
-					 st->lib, st->memfd, &st->sys);
+					 st->lib, st->memfd, st->shm, &st->sys);
 	}
 	if (!err && st->sys) {
 		/* before the command runs: the hooks leave them to BPF */

@@ -9,19 +9,20 @@
  *
  * What the preload machinery itself maps is not recorded, so that the
  * file matches an eBPF recording of the same program event for event:
- * the interposer and the libraries only it needs (ld.so maps them into
- * every process, before the interposer runs), and the shared ring (the
- * memfd the interposer maps when it attaches). User space lists those
- * files in `self_files`. ld.so maps a library as a reservation of the
+ * the interposer (ld.so maps it into every process, before the
+ * interposer runs) and the shared ring (the memfd the interposer maps
+ * when it attaches) are dropped here. The libraries the interposer needs
+ * (libgcc_s.so.1) may be the program's too (C++): their records are
+ * tagged (reserved0 = SELF_DEP + i) and user space keeps or drops them
+ * once the interposer of that process has said whether the program
+ * needs them (selfdeps.c, syscalls.c). User space lists those files in
+ * `self_files` (value SELF_OWN or SELF_DEP + i). What cannot be told
+ * apart: ld.so's own memory for one more object (its startup allocator
+ * may need one more anonymous page run). ld.so maps a library as a reservation of the
  * file's whole span, then MAP_FIXED segments and an anonymous .bss inside
  * it, and may munmap alignment slack: everything inside the last
  * reservation of a self file is dropped too, until an mmap outside it
  * shows that ld.so has moved on.
- *
- * Limit: a library the interposer needs (libgcc_s.so.1) is dropped from
- * programs that need it themselves too (C++: libstdc++ needs it), whose
- * files then lack its few Mmap records. Telling both apart needs the
- * program's own dependencies, which ld.so only resolves after mapping it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -33,6 +34,8 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #define MAP_ANONYMOUS 0x20
+#define SELF_OWN 1 /* dropped */
+#define SELF_DEP 2 /* + i: tagged */
 
 const volatile unsigned long long wakeup_at = 0; /* unread bytes */
 
@@ -78,6 +81,8 @@ struct {
 struct span {
 	u64 start;
 	u64 end;
+	u32 tag; /* SELF_OWN, SELF_DEP + i */
+	u32 pad;
 };
 
 /* tgid -> the last reservation of a self file being mapped */
@@ -105,9 +110,27 @@ static __always_inline struct mt_sys_call *sys_call_get(u64 id, int create)
 	return bpf_map_lookup_elem(&calls, &id);
 }
 
+/* The tag of the thread's next record (set by the keep hooks just
+ * before sys_emit, in the thread's struct mt_sys_call). */
+static __always_inline void set_tag(u64 id, u32 tag)
+{
+	struct mt_sys_call *c = bpf_map_lookup_elem(&calls, &id);
+
+	if (c) {
+		c->tag = tag;
+	}
+}
+
 static __always_inline void sys_emit(u64 id, u32 kind, u64 addr, u64 size)
 {
+	struct mt_sys_call *c = bpf_map_lookup_elem(&calls, &id);
 	struct mt_event *e;
+	u32 tag = 0;
+
+	if (c) {
+		tag = c->tag;
+		c->tag = 0;
+	}
 
 	if (!enabled) {
 		return;
@@ -134,7 +157,7 @@ static __always_inline void sys_emit(u64 id, u32 kind, u64 addr, u64 size)
 	}
 	e->kind = kind;
 	e->flags = 0;
-	e->reserved0 = 0;
+	e->reserved0 = tag; /* user space zeroes it */
 	e->stack_id = 0;
 	e->reserved[0] = 0;
 	e->reserved[1] = 0;
@@ -146,38 +169,54 @@ static __always_inline void sys_emit(u64 id, u32 kind, u64 addr, u64 size)
 	}
 }
 
-static __always_inline int in_self_span(u32 tgid, u64 addr, u64 len)
+/* The tag of the self file whose reservation holds the range, or 0. */
+static __always_inline u32 in_self_span(u32 tgid, u64 addr, u64 len)
 {
 	struct span *s = bpf_map_lookup_elem(&self_span, &tgid);
 
-	return s && addr >= s->start && addr + len <= s->end;
+	return s && addr >= s->start && addr + len <= s->end ? s->tag : 0;
+}
+
+/* 0: drop; else emit, tagged as set */
+static __always_inline int keep_tagged(u64 id, u32 tag)
+{
+	if (tag == SELF_OWN) {
+		return 0;
+	}
+	set_tag(id, tag);
+	return 1;
 }
 
 static __always_inline int sys_mmap_keep(u64 id, u64 addr, u64 len, u64 prot,
 					 u64 flags)
 {
-	u32 tgid = id >> 32;
+	u32 tgid = id >> 32, tag, *self;
 	struct self_file key;
-	struct span span;
+	struct span span = {};
 
+	set_tag(id, 0);
 	if (!(flags & MAP_ANONYMOUS)) {
 		struct mt_vma_file f = {};
 
 		mt_vma_file_at(addr, &f);
 		key.dev = f.dev;
 		key.ino = f.ino;
-		if (f.found && bpf_map_lookup_elem(&self_files, &key)) {
-			if (!in_self_span(tgid, addr, len)) {
+		self = f.found ? bpf_map_lookup_elem(&self_files, &key) : NULL;
+		if (self) {
+			tag = *self;
+			if (in_self_span(tgid, addr, len) != tag) {
 				span.start = addr;
 				span.end = addr + len;
+				span.tag = tag;
 				bpf_map_update_elem(&self_span, &tgid, &span,
 						    BPF_ANY);
 			}
-			return 0;
+			return keep_tagged(id, tag);
 		}
 	}
-	if (in_self_span(tgid, addr, len)) {
-		return 0; /* a self file's segment or .bss */
+	tag = in_self_span(tgid, addr, len);
+	if (tag) {
+		return keep_tagged(id, tag); /* a self file's segment or .bss */
 	}
 	bpf_map_delete_elem(&self_span, &tgid);
 	return 1;
@@ -190,7 +229,10 @@ static __always_inline void sys_mmap_done(u64 id, u64 addr, u64 prot,
 
 static __always_inline int sys_munmap_keep(u64 id, u64 addr, u64 len)
 {
-	return !in_self_span(id >> 32, addr, len);
+	u32 tag = in_self_span(id >> 32, addr, len);
+
+	set_tag(id, 0);
+	return tag ? keep_tagged(id, tag) : 1;
 }
 
 #include "bpf/syscall-events.bpf.h"

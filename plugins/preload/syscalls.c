@@ -33,6 +33,15 @@
  * when called (B's position taken first: a B record's predecessors in P
  * are then inside P's) and writes it all in timestamp order.
  *
+ * The interposer's libraries (libgcc_s.so.1): ld.so maps them into every
+ * traced process, so an eBPF recording has their Mmap records only when
+ * the program needs them itself (C++). BPF tags them (reserved0, see
+ * syscalls.bpf.c); such a record waits, unsafe, for the verdict the
+ * interposer of that process image writes when it attaches (selfdeps.c:
+ * the first one of that pid stamped after the record), and stays only
+ * when the program needs the library too. A process that never attaches
+ * (exec'd without LD_PRELOAD) keeps them after HOLD_NS.
+ *
  * Lossless: producers are not stopped here (there are no uprobes to hold
  * a process at), so the BPF ring is sized generously (32 MiB at least,
  * 512k records of syscalls); a reservation that fails anyway counts in
@@ -57,6 +66,7 @@
 #include <memtrack/event.h>
 #include <memtrack/plugin.h>
 
+#include "selfdeps.h"
 #include "syscalls.h"
 
 #ifdef MT_PRELOAD_BPF
@@ -73,6 +83,11 @@
 #define STALL_NS (20 * 1000000ull)
 #define DRAIN_WAIT_NS (1000 * 1000000ull)
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
+/* a tagged record without a verdict is kept after this */
+#define HOLD_NS (1000 * 1000000ull)
+/* self_files values (syscalls.bpf.c) */
+#define SELF_OWN 1
+#define SELF_DEP 2
 
 #define slog(sc, level, ...) \
 	(sc)->host->log((sc)->host, level, NAME, __VA_ARGS__)
@@ -80,6 +95,8 @@
 struct staged {
 	struct mt_event ev;
 	uint64_t need; /* the other ring's position to read past first */
+	uint32_t held; /* SELF_DEP + i: waits for a verdict */
+	uint32_t drop; /* the verdict: not the program's */
 };
 
 /* sorted by timestamp, stable: v[head .. head + n) */
@@ -90,6 +107,7 @@ struct stage {
 
 struct pl_syscalls {
 	const struct mt_host *host;
+	struct pl_shm *shm;
 	struct syscalls_bpf *skel;
 	size_t ring_size;
 	size_t page;
@@ -128,6 +146,9 @@ static void stage_push(struct stage *s, const struct mt_event *e,
 	}
 	stage_at(s, i)->ev = *e;
 	stage_at(s, i)->need = need;
+	stage_at(s, i)->held = e->reserved0;
+	stage_at(s, i)->drop = 0;
+	stage_at(s, i)->ev.reserved0 = 0;
 }
 
 static void stage_pop(struct stage *s)
@@ -240,9 +261,40 @@ static int safe_p(struct pl_syscalls *sc, const struct staged *s)
 	return sc->cons_pos >= s->need;
 }
 
+/* A tagged record: kept or dropped once its process has a verdict. */
+static void decide(struct pl_syscalls *sc, struct staged *s)
+{
+	uint32_t n = __atomic_load_n(&sc->shm->verdict_next, __ATOMIC_ACQUIRE);
+	const struct pl_verdict *best = NULL;
+	uint32_t i;
+
+	if (!s->held) {
+		return;
+	}
+	if (n > PL_VERDICTS) {
+		n = PL_VERDICTS;
+	}
+	for (i = 0; i < n; i++) {
+		const struct pl_verdict *v = &sc->shm->verdicts[i];
+
+		if (__atomic_load_n(&v->ready, __ATOMIC_ACQUIRE) &&
+		    v->pid == s->ev.pid && v->ts > s->ev.timestamp &&
+		    (!best || v->ts < best->ts)) {
+			best = v;
+		}
+	}
+	if (best) {
+		s->drop = !((best->shared >> (s->held - SELF_DEP)) & 1);
+		s->held = 0;
+	} else if (n == PL_VERDICTS ||
+		   pl_now_ns() - s->ev.timestamp > HOLD_NS) {
+		s->held = 0; /* no interposer there: the program's */
+	}
+}
+
 static int safe_b(const struct pl_reader *rd, const struct staged *s)
 {
-	return rd->tail >= s->need;
+	return rd->tail >= s->need && !s->held;
 }
 
 /* The earliest timestamp of a record that may not leave yet. */
@@ -261,6 +313,7 @@ static uint64_t horizon(struct pl_syscalls *sc, const struct pl_reader *rd)
 	for (i = 0; i < sc->sb.n; i++) {
 		struct staged *s = stage_at(&sc->sb, i);
 
+		decide(sc, s);
 		if (s->ev.timestamp < h && !safe_b(rd, s)) {
 			h = s->ev.timestamp;
 		}
@@ -294,6 +347,14 @@ static int emit_merged(struct pl_syscalls *sc, const struct pl_reader *rd,
 		}
 		if (stage_at(from, 0)->ev.timestamp >= h) {
 			break;
+		}
+		if (force) {
+			decide(sc, stage_at(from, 0));
+			stage_at(from, 0)->held = 0;
+		}
+		if (stage_at(from, 0)->drop) {
+			stage_pop(from);
+			continue;
 		}
 		out = mt_emit(em);
 		if (!out) {
@@ -373,7 +434,8 @@ int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
 /* Setup                                                               */
 /* ------------------------------------------------------------------ */
 
-static int add_self_file(struct pl_syscalls *sc, const struct stat *sb)
+static int add_self_file(struct pl_syscalls *sc, const struct stat *sb,
+			 uint32_t what)
 {
 	struct {
 		uint64_t dev;
@@ -383,10 +445,8 @@ static int add_self_file(struct pl_syscalls *sc, const struct stat *sb)
 		.dev = (uint64_t)major(sb->st_dev) << 20 | minor(sb->st_dev),
 		.ino = sb->st_ino,
 	};
-	uint32_t one = 1;
-
 	if (bpf_map_update_elem(bpf_map__fd(sc->skel->maps.self_files), &key,
-				&one, BPF_ANY)) {
+				&what, BPF_ANY)) {
 		return -errno;
 	}
 	return 0;
@@ -475,23 +535,23 @@ error:
 }
 
 /*
- * The interposer and the libraries it alone brings into a process: its
- * DT_NEEDED but libc and the loader, which every dynamic program has
- * (libgcc_s.so.1 today, for -fexceptions). Found through our own loader
- * (dlopen, the same search the command's ld.so makes for a library
- * without RUNPATH). Limit: a program that needs one of them itself
- * (C++: libstdc++ needs libgcc_s) loses its Mmap events of that library.
+ * The interposer (dropped) and the libraries it needs but libc and the
+ * loader, which every dynamic program has (libgcc_s.so.1 today, for
+ * -fexceptions): tagged SELF_DEP + i, i counting them as selfdeps.c does.
+ * Found through our own loader (dlopen, the same search the command's
+ * ld.so makes for a library without RUNPATH).
  */
 static int add_interposer_files(struct pl_syscalls *sc, const char *lib)
 {
 	char names[1024], *name;
+	uint32_t dep = 0;
 	struct stat sb;
 	int n, i, err;
 
 	if (stat(lib, &sb)) {
 		return -errno;
 	}
-	err = add_self_file(sc, &sb);
+	err = add_self_file(sc, &sb, SELF_OWN);
 	if (err) {
 		return err;
 	}
@@ -500,9 +560,13 @@ static int add_interposer_files(struct pl_syscalls *sc, const char *lib)
 		struct link_map *lm = NULL;
 		void *h;
 
-		if (!strncmp(name, "libc.so", 7) || !strncmp(name, "ld-", 3)) {
+		if (pl_self_dep_common(name)) {
 			continue;
 		}
+		if (dep >= PL_SELF_DEPS) {
+			break;
+		}
+		dep++;
 		h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
 		if (!h) {
 			continue; /* the command's loader will not find it
@@ -510,7 +574,7 @@ static int add_interposer_files(struct pl_syscalls *sc, const char *lib)
 		}
 		if (!dlinfo(h, RTLD_DI_LINKMAP, &lm) && lm && lm->l_name &&
 		    !stat(lm->l_name, &sb)) {
-			add_self_file(sc, &sb);
+			add_self_file(sc, &sb, SELF_DEP + dep - 1);
 		}
 		dlclose(h);
 	}
@@ -567,7 +631,7 @@ static int bpf_usable(const struct mt_host *host, enum pl_sys_mode mode)
 
 int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 		       size_t ring_size, const char *lib, int memfd,
-		       struct pl_syscalls **out)
+		       struct pl_shm *shm, struct pl_syscalls **out)
 {
 	struct pl_syscalls *sc;
 	struct stat sb;
@@ -587,6 +651,7 @@ int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 		return -ENOMEM;
 	}
 	sc->host = host;
+	sc->shm = shm;
 	sc->epfd = -1;
 	sc->sp.v = malloc(STAGE_CAP * sizeof(*sc->sp.v));
 	sc->sb.v = malloc(STAGE_CAP * sizeof(*sc->sb.v));
@@ -621,7 +686,7 @@ int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 		err = -errno;
 	}
 	if (!err) {
-		err = add_self_file(sc, &sb);
+		err = add_self_file(sc, &sb, SELF_OWN);
 	}
 	if (!err) {
 		err = map_ring(sc);
@@ -735,8 +800,9 @@ void pl_syscalls_destroy(struct pl_syscalls *sc)
 
 int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 		       size_t ring_size, const char *lib, int memfd,
-		       struct pl_syscalls **out)
+		       struct pl_shm *shm, struct pl_syscalls **out)
 {
+	(void)shm;
 	(void)ring_size;
 	(void)lib;
 	(void)memfd;

@@ -17,6 +17,7 @@
 #include <memtrack/plugin.h>
 
 #include "ring.h"
+#include "shm.h"
 
 /* source arg syscalls=: where mmap, munmap, mremap and brk come from */
 enum pl_sys_mode {
@@ -31,11 +32,12 @@ struct pl_syscalls;
  * The BPF side for mode, loaded but not attached, or *out = NULL when the
  * hooks of libc are to record them (libc mode, auto without root/BPF, a
  * build without eBPF). lib is the interposer and memfd the shared memory:
- * what the traced processes map of them is not recorded (syscalls.c).
+ * what the traced processes map of them is not recorded (syscalls.c);
+ * shm holds the interposers' verdicts on its libraries (selfdeps.c).
  */
 int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 		       size_t ring_size, const char *lib, int memfd,
-		       struct pl_syscalls **out);
+		       struct pl_shm *shm, struct pl_syscalls **out);
 
 /* Track root_pid and its descendants from now on; attach. */
 int pl_syscalls_start(struct pl_syscalls *sc, int root_pid, int enabled);
