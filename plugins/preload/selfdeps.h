@@ -16,6 +16,12 @@
  * every dynamic program has anyway (libc, the loader): not counted. */
 int pl_self_dep_common(const char *name);
 
+/* In memtrack: the interposer lib's libraries as numbered above (its
+ * DT_NEEDED in order, the common ones left out, at most PL_SELF_DEPS),
+ * NUL-separated into out; returns how many, or -1 (not a readable ELF64
+ * file). */
+int pl_self_deps_of(const char *lib, char *out, size_t len);
+
 /* In the traced process, at attach: write this image's verdict. No
  * allocation (runs inside the interposer's bootstrap). */
 void pl_self_deps_note(struct pl_shm *shm, int32_t pid);

@@ -50,9 +50,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,88 +450,6 @@ static int add_self_file(struct pl_syscalls *sc, const struct stat *sb,
 	return 0;
 }
 
-/* The DT_NEEDED names of an ELF64 file, NUL-separated into out; returns
- * how many, or -1. */
-static int elf_needed(const char *path, char *out, size_t len)
-{
-	const Elf64_Ehdr *eh;
-	const Elf64_Phdr *ph;
-	const Elf64_Dyn *dyn = NULL;
-	uint64_t strtab = 0, strsz = 0, stroff = 0;
-	size_t used = 0, ndyn = 0, i;
-	struct stat sb;
-	uint8_t *map;
-	int fd, count = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb) || (size_t)sb.st_size < sizeof(*eh)) {
-		if (fd >= 0) {
-			close(fd);
-		}
-		return -1;
-	}
-	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED) {
-		return -1;
-	}
-	eh = (const Elf64_Ehdr *)map;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(*ph) >
-		    (uint64_t)sb.st_size) {
-		goto error;
-	}
-	ph = (const Elf64_Phdr *)(map + eh->e_phoff);
-	for (i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type == PT_DYNAMIC &&
-		    ph[i].p_offset + ph[i].p_filesz <= (uint64_t)sb.st_size) {
-			dyn = (const Elf64_Dyn *)(map + ph[i].p_offset);
-			ndyn = ph[i].p_filesz / sizeof(*dyn);
-		}
-	}
-	for (i = 0; dyn && i < ndyn && dyn[i].d_tag != DT_NULL; i++) {
-		if (dyn[i].d_tag == DT_STRTAB) {
-			strtab = dyn[i].d_un.d_ptr;
-		} else if (dyn[i].d_tag == DT_STRSZ) {
-			strsz = dyn[i].d_un.d_val;
-		}
-	}
-	/* the string table's address to its file offset */
-	for (i = 0; strtab && i < eh->e_phnum; i++) {
-		if (ph[i].p_type == PT_LOAD && strtab >= ph[i].p_vaddr &&
-		    strtab < ph[i].p_vaddr + ph[i].p_filesz) {
-			stroff = strtab - ph[i].p_vaddr + ph[i].p_offset;
-			break;
-		}
-	}
-	if (!stroff || stroff + strsz > (uint64_t)sb.st_size) {
-		goto error;
-	}
-	for (i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++) {
-		const char *name;
-		size_t l;
-
-		if (dyn[i].d_tag != DT_NEEDED || dyn[i].d_un.d_val >= strsz) {
-			continue;
-		}
-		name = (const char *)map + stroff + dyn[i].d_un.d_val;
-		l = strnlen(name, strsz - dyn[i].d_un.d_val);
-		if (used + l + 1 > len) {
-			break;
-		}
-		memcpy(out + used, name, l);
-		out[used + l] = '\0';
-		used += l + 1;
-		count++;
-	}
-	munmap(map, (size_t)sb.st_size);
-	return count;
-error:
-	munmap(map, (size_t)sb.st_size);
-	return -1;
-}
-
 /*
  * The interposer (dropped) and the libraries it needs but libc and the
  * loader, which every dynamic program has (libgcc_s.so.1 today, for
@@ -555,17 +471,11 @@ static int add_interposer_files(struct pl_syscalls *sc, const char *lib)
 	if (err) {
 		return err;
 	}
-	n = elf_needed(lib, names, sizeof(names));
+	n = pl_self_deps_of(lib, names, sizeof(names));
 	for (i = 0, name = names; i < n; i++, name += strlen(name) + 1) {
 		struct link_map *lm = NULL;
 		void *h;
 
-		if (pl_self_dep_common(name)) {
-			continue;
-		}
-		if (dep >= PL_SELF_DEPS) {
-			break;
-		}
 		dep++;
 		h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
 		if (!h) {
