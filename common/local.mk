@@ -5,6 +5,7 @@ noinst_LTLIBRARIES += common/libmtcommon.la
 common_libmtcommon_la_SOURCES = \
 	common/array.c common/array.h \
 	common/elf-build-id.c common/elf-build-id.h \
-	common/elf-symbols.c common/elf-symbols.h
+	common/elf-symbols.c common/elf-symbols.h \
+	common/bpf-check.c common/bpf-check.h
 common_libmtcommon_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
 common_libmtcommon_la_LIBADD = $(LIBELF_LIBS)

@@ -3,7 +3,7 @@
 PRELOAD_PROGS = tests/progs/alloc-signal tests/progs/alloc-forkthreads \
 	tests/progs/alloc-killme tests/progs/alloc-vfork \
 	tests/progs/closefds-exec tests/progs/alloc-exit \
-	tests/progs/alloc-own-malloc
+	tests/progs/alloc-own-malloc tests/progs/alloc-large
 check_PROGRAMS += $(PRELOAD_PROGS)
 tests_progs_alloc_signal_SOURCES = tests/progs/alloc-signal.c
 tests_progs_alloc_signal_CPPFLAGS = $(PROG_CPPFLAGS)
@@ -29,6 +29,9 @@ tests_progs_alloc_own_malloc_SOURCES = tests/progs/alloc-own-malloc.c
 tests_progs_alloc_own_malloc_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_own_malloc_CFLAGS = $(PROG_CFLAGS)
 tests_progs_alloc_own_malloc_LDFLAGS = -export-dynamic
+tests_progs_alloc_large_SOURCES = tests/progs/alloc-large.c
+tests_progs_alloc_large_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_large_CFLAGS = $(PROG_CFLAGS)
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test-preload
@@ -57,6 +60,22 @@ tests_test_preload_meta_SOURCES = tests/test-preload-meta.c \
 tests_test_preload_meta_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
 tests_test_preload_meta_CFLAGS = $(TEST_CFLAGS)
 tests_test_preload_meta_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
+endif
+
+# tests/test-preload-syscalls: root mode (syscalls=bpf) against the eBPF
+# source, event for event. Root and BPF: skipped without.
+if ENABLE_EBPF
+if HAVE_CHECK
+check_PROGRAMS += tests/test-preload-syscalls
+TESTS += tests/test-preload-syscalls
+tests_test_preload_syscalls_SOURCES = tests/test-preload-syscalls.c \
+	tests/scenarios.c tests/scenarios.h tests/ebpf-testlib.c \
+	tests/ebpf-testlib.h
+tests_test_preload_syscalls_CFLAGS = $(TEST_CFLAGS)
+tests_test_preload_syscalls_LDADD = $(TEST_LIBS)
+EXTRA_tests_test_preload_syscalls_DEPENDENCIES = tests/progs/optional.stamp \
+	$(PRELOAD_PROGS)
+endif
 endif
 
 # ABI 1.1 (command_env): a source built for 1.0 still loads

@@ -8,7 +8,8 @@
  * process killed, memtrack killed
  * while producers wait for room.
  *
- * Needs neither root nor BPF.
+ * Needs neither root nor BPF: libc mode (syscalls=libc), which root would
+ * not get by default; tests/test-preload-syscalls.c has the BPF mode.
  */
 #include "config.h"
 
@@ -31,7 +32,7 @@
 #include "ebpf-testlib.h"
 #include "scenarios.h"
 
-#define SOURCE "preload"
+#define SOURCE "preload:syscalls=libc"
 
 START_TEST(test_scenario)
 {

@@ -5,7 +5,8 @@
 # (plugins/ebpf/memtrack.skel.h, in the build tree) that the plugin includes.
 EXTRA_DIST += plugins/ebpf/README.md plugins/ebpf/memtrack.bpf.c \
 	plugins/ebpf/memtrack.h plugins/ebpf/x86/vmlinux.h \
-	plugins/ebpf/bpf-include/stdint.h plugins/ebpf/ebpf.h
+	plugins/ebpf/bpf-include/stdint.h plugins/ebpf/ebpf.h \
+	common/bpf/syscall-call.bpf.h common/bpf/syscall-events.bpf.h
 
 if ENABLE_EBPF
 # bpf-include/ first: its <stdint.h> takes the types from vmlinux.h, so the
@@ -13,7 +14,8 @@ if ENABLE_EBPF
 BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 \
 	-I$(top_srcdir)/plugins/ebpf/bpf-include \
 	-I$(top_builddir)/plugins/ebpf -I$(top_srcdir)/plugins/ebpf \
-	-I$(top_srcdir)/include
+	-I$(top_srcdir)/include -I$(top_srcdir)/common
+BPF_COMMON_H = common/bpf/syscall-call.bpf.h common/bpf/syscall-events.bpf.h
 
 # vmlinux.h: the running kernel's types when it has BTF, else the copy
 # checked in (CO-RE relocates either at load time).
@@ -27,7 +29,8 @@ plugins/ebpf/vmlinux.h:
 
 plugins/ebpf/memtrack.bpf.o: plugins/ebpf/memtrack.bpf.c \
 		plugins/ebpf/memtrack.h plugins/ebpf/vmlinux.h \
-		plugins/ebpf/bpf-include/stdint.h include/memtrack/event.h
+		plugins/ebpf/bpf-include/stdint.h include/memtrack/event.h \
+		$(BPF_COMMON_H)
 	$(AM_V_CC)$(MKDIR_P) plugins/ebpf && \
 	$(CLANG) $(BPF_CFLAGS) -c $(srcdir)/plugins/ebpf/memtrack.bpf.c -o $@
 

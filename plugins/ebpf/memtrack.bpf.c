@@ -37,13 +37,13 @@
 #include <bpf/bpf_core_read.h>
 #include <memtrack/event.h> /* its <stdint.h>: bpf-include/stdint.h */
 #include "memtrack.h"
+#include "bpf/syscall-call.bpf.h" /* struct mt_sys_call */
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #define SIGSTOP 19
 #define PROT_EXEC 0x4
 #define MAP_ANONYMOUS 0x20
-#define MAX_ERRNO 4095
 
 /* jemalloc mallocx() flags */
 #define MALLOCX_LG_ALIGN_MASK 0x3f
@@ -139,18 +139,10 @@ struct thread_state {
 	/* last free reported */
 	u64 f_addr;
 	u64 f_sp;
-	/* syscall in flight */
-	u64 s_arg0;
-	u64 s_arg1;
-	u64 s_arg2;
-	u32 s_nr;	/* SYS_* below, 0: none */
 	u32 a_stack;	/* stack id of the allocation in flight, 0: none */
+	u32 pad;
+	struct mt_sys_call sys; /* syscall in flight */
 };
-
-#define SYS_MMAP 1
-#define SYS_MUNMAP 2
-#define SYS_MREMAP 3
-#define SYS_BRK 4
 
 /* pid_tgid -> state */
 struct {
@@ -625,180 +617,53 @@ int BPF_PROG(on_exec, struct task_struct *task)
 }
 
 /* ------------------------------------------------------------------ */
-/* Syscalls                                                            */
+/* Syscalls: the programs are common/bpf/syscall-events.bpf.h's         */
 /* ------------------------------------------------------------------ */
 
-static __always_inline struct thread_state *sys_enter(u32 nr, u64 a0, u64 a1,
-						      u64 a2)
-{
-	u64 id = bpf_get_current_pid_tgid();
-	struct thread_state *st;
-
-	if (!is_tracked(id)) {
-		return NULL;
-	}
-	st = thread_get(id);
-	if (!st) {
-		return NULL;
-	}
-	st->s_nr = nr;
-	st->s_arg0 = a0;
-	st->s_arg1 = a1;
-	st->s_arg2 = a2;
-	return st;
-}
-
-/* The state of the syscall nr of this thread, or NULL. */
-static __always_inline struct thread_state *sys_exit(u64 id, u32 nr)
+static __always_inline struct mt_sys_call *sys_call_get(u64 id, int create)
 {
 	struct thread_state *st;
 
-	st = bpf_map_lookup_elem(&threads, &id);
-	if (!st || st->s_nr != nr) {
-		return NULL;
-	}
-	st->s_nr = 0;
-	return st;
+	st = create ? thread_get(id) : bpf_map_lookup_elem(&threads, &id);
+	return st ? &st->sys : NULL;
 }
 
-static __always_inline int sys_failed(long ret)
+static __always_inline void sys_emit(u64 id, u32 kind, u64 addr, u64 size)
 {
-	return (unsigned long)ret >= (unsigned long)-MAX_ERRNO;
+	emit(id, kind, addr, size, 0, 0, 0);
 }
 
-SEC("tp/syscalls/sys_enter_mmap")
-int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
+static __always_inline int sys_mmap_keep(u64 id, u64 addr, u64 len, u64 prot,
+					 u64 flags)
 {
-	/* len, prot, flags */
-	sys_enter(SYS_MMAP, ctx->args[1], ctx->args[2], ctx->args[3]);
-	return 0;
+	return 1;
 }
 
-struct vma_file {
+static __always_inline int sys_munmap_keep(u64 id, u64 addr, u64 len)
+{
+	return 1;
+}
+
+/* An executable file mapped: its uprobes are attached before it runs. */
+static __always_inline void sys_mmap_done(u64 id, u64 addr, u64 prot,
+					  u64 flags)
+{
+	struct mt_vma_file f = {};
 	struct mt_file_key key;
-	u32 found;
-};
 
-static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma,
-			void *data)
-{
-	struct vma_file *f = data;
-	struct inode *inode;
-
-	inode = BPF_CORE_READ(vma, vm_file, f_inode);
-	if (inode) {
-		f->key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-		f->key.ino = BPF_CORE_READ(inode, i_ino);
-		f->found = 1;
+	if (!(prot & PROT_EXEC) || (flags & MAP_ANONYMOUS)) {
+		return;
 	}
-	return 0;
-}
-
-SEC("tp/syscalls/sys_exit_mmap")
-int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	u64 id = bpf_get_current_pid_tgid();
-	struct thread_state *st;
-	long ret = ctx->ret;
-	u64 len, prot, flags;
-
-	st = sys_exit(id, SYS_MMAP);
-	if (!st || sys_failed(ret)) {
-		return 0;
+	/* the file the vma really maps (overlayfs swaps it) */
+	mt_vma_file_at(addr, &f);
+	if (!f.found) {
+		return;
 	}
-	len = st->s_arg0;
-	prot = st->s_arg1;
-	flags = st->s_arg2;
-	emit(id, MT_EV_MMAP, ret, len, 0, 0, 0);
-
-	if ((prot & PROT_EXEC) && !(flags & MAP_ANONYMOUS)) {
-		struct vma_file f = {};
-
-		/* the file the vma really maps (overlayfs swaps it) */
-		bpf_find_vma(bpf_get_current_task_btf(), ret, vma_file_cb, &f,
-			     0);
-		if (f.found && (stack_depth ||
-				!bpf_map_lookup_elem(&known, &f.key))) {
-			stop_current(MT_CTL_ATTACH, id, f.key.dev, f.key.ino);
-		}
+	key.dev = f.dev;
+	key.ino = f.ino;
+	if (stack_depth || !bpf_map_lookup_elem(&known, &key)) {
+		stop_current(MT_CTL_ATTACH, id, key.dev, key.ino);
 	}
-	return 0;
 }
 
-SEC("tp/syscalls/sys_enter_munmap")
-int on_munmap_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	sys_enter(SYS_MUNMAP, ctx->args[0], ctx->args[1], 0);
-	return 0;
-}
-
-SEC("tp/syscalls/sys_exit_munmap")
-int on_munmap_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	u64 id = bpf_get_current_pid_tgid();
-	struct thread_state *st;
-
-	st = sys_exit(id, SYS_MUNMAP);
-	if (!st || ctx->ret != 0) {
-		return 0;
-	}
-	emit(id, MT_EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0, 0);
-	return 0;
-}
-
-SEC("tp/syscalls/sys_enter_mremap")
-int on_mremap_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	/* old_addr, old_len, new_len */
-	sys_enter(SYS_MREMAP, ctx->args[0], ctx->args[1], ctx->args[2]);
-	return 0;
-}
-
-SEC("tp/syscalls/sys_exit_mremap")
-int on_mremap_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	u64 id = bpf_get_current_pid_tgid();
-	struct thread_state *st;
-	long ret = ctx->ret;
-
-	st = sys_exit(id, SYS_MREMAP);
-	if (!st || sys_failed(ret)) {
-		return 0;
-	}
-	/* the old range is gone, the new one is there (maybe the same) */
-	emit(id, MT_EV_MUNMAP, st->s_arg0, st->s_arg1, 0, 0, 0);
-	emit(id, MT_EV_MMAP, ret, st->s_arg2, 0, 0, 0);
-	return 0;
-}
-
-SEC("tp/syscalls/sys_enter_brk")
-int on_brk_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	struct task_struct *task = (void *)bpf_get_current_task();
-
-	/* requested break, break before the call */
-	sys_enter(SYS_BRK, ctx->args[0], BPF_CORE_READ(task, mm, brk), 0);
-	return 0;
-}
-
-SEC("tp/syscalls/sys_exit_brk")
-int on_brk_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	u64 id = bpf_get_current_pid_tgid();
-	struct thread_state *st;
-	u64 ret = ctx->ret, old;
-
-	st = sys_exit(id, SYS_BRK);
-	if (!st) {
-		return 0;
-	}
-	old = st->s_arg1;
-	/* brk returns the break in effect: moved only when it changed (a
-	 * failed or brk(0) call returns the old one) */
-	if (ret == old || ret != st->s_arg0) {
-		return 0;
-	}
-	/* Brk: addr = new break, size = how far it moved (either way) */
-	emit(id, MT_EV_BRK, ret, ret > old ? ret - old : old - ret, 0, 0, 0);
-	return 0;
-}
+#include "bpf/syscall-events.bpf.h"

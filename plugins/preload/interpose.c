@@ -53,6 +53,7 @@
 #include "execcheck.h"
 #include "interpose-stacks.h"
 #include "ring.h"
+#include "selfdeps.h"
 #include "shm.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
@@ -399,6 +400,9 @@ static void attach(void)
 		self.depth--;
 		return;
 	}
+	if (shm->syscalls_bpf) {
+		pl_self_deps_note(shm, my_pid); /* see selfdeps.c */
+	}
 	pthread_atfork(NULL, NULL, after_fork_child);
 	__atomic_fetch_add(&shm->attached, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&state, ST_ON, __ATOMIC_RELEASE);
@@ -494,6 +498,10 @@ static void emit(unsigned int kind, uint64_t addr, uint64_t size,
 
 	if (!__atomic_load_n(&shm->enabled, __ATOMIC_RELAXED)) {
 		return;
+	}
+	if (shm->syscalls_bpf && (kind == MT_EV_MMAP ||
+				  kind == MT_EV_MUNMAP || kind == MT_EV_BRK)) {
+		return; /* the source's BPF tracepoints record them */
 	}
 	ev.timestamp = pl_now_ns();
 	ev.addr = addr;

@@ -35,6 +35,24 @@ enum pl_notice_kind {
 	PL_NOTE_OWN_MALLOC = 4, /* the executable defines malloc itself */
 };
 
+/*
+ * The libraries the interposer needs besides libc and the loader (its
+ * DT_NEEDED in order, those skipped), at most PL_SELF_DEPS: in BPF mode the
+ * source must know, per process image, whether the program needs each one
+ * itself (then its Mmap records are the program's). The interposer writes
+ * one verdict when it attaches (selfdeps.c).
+ */
+#define PL_SELF_DEPS 8
+#define PL_VERDICTS 1024
+
+struct pl_verdict {
+	uint32_t ready;  /* 1 once the rest is written */
+	int32_t pid;
+	uint64_t ts;     /* CLOCK_MONOTONIC ns at attach: after ld.so mapped */
+	uint32_t shared; /* bit i: dependency i is the program's too */
+	uint32_t pad;
+};
+
 struct pl_notice {
 	uint32_t ready; /* 1 once the rest is written */
 	uint32_t kind;  /* enum pl_notice_kind */
@@ -86,6 +104,9 @@ struct pl_shm {
 	int32_t consumer_pid;  /* memtrack, as the command sees it */
 	uint64_t slots_offset; /* from the start of the mapping */
 	uint64_t wakeup_at;    /* unread slots: wake a sleeping consumer */
+	uint32_t syscalls_bpf; /* 1: BPF records mmap, munmap, mremap and
+				* brk (syscalls.c); the hooks do not */
+	uint32_t pad0;
 
 	/* written by the consumer */
 	_Alignas(PL_CACHELINE) uint64_t tail; /* positions below are read */
@@ -103,8 +124,9 @@ struct pl_shm {
 	uint64_t wait_ns;    /* time spent in them */
 	uint64_t dropped;    /* events lost (see ring.h: pl_emit) */
 	uint32_t notice_next; /* notices claimed (may exceed PL_NOTICES) */
-	uint32_t pad;
+	uint32_t verdict_next; /* verdicts claimed (may exceed PL_VERDICTS) */
 	struct pl_notice notices[PL_NOTICES];
+	struct pl_verdict verdicts[PL_VERDICTS];
 
 	/* call stacks (interpose-stacks.c, meta.c); set by the source */
 	uint32_t stack_depth; /* frames per stack; 0: no stacks */

@@ -10,11 +10,12 @@
  * Args (comma-separated; the host's --ring-size maps to ring-size=):
  *   ring-size=BYTES   the shared ring, a power of two from 4k (64 events)
  *                     to 4G (default 16M; k/M/G suffixes)
- *   syscalls=libc     where mmap, munmap, mremap and brk come from: the
- *                     calls made through libc's functions (the only mode
- *                     for now; the allocator's own calls are not seen).
- *                     The seam for a later mode that adds the eBPF
- *                     source's syscall tracepoints when run as root.
+ *   syscalls=MODE     where mmap, munmap, mremap and brk come from
+ *                     (syscalls.c): bpf, the eBPF source's syscall
+ *                     tracepoints (root; every call, as --source ebpf
+ *                     records them); libc, the calls made through libc's
+ *                     functions (the allocator's own are not seen); auto
+ *                     (default), bpf when root and BPF work, else libc.
  *   stacks            (the host's --stacks) each allocation event carries
  *                     its call stack's id, the stacks and mappings reach
  *                     the recording as MTKT/MTKM metadata, as with the
@@ -52,6 +53,7 @@
 #include "meta.h"
 #include "ring.h"
 #include "shm.h"
+#include "syscalls.h"
 
 #define PRELOAD_NAME "preload"
 #define INTERPOSER "libmemtrack-preload.so"
@@ -78,6 +80,8 @@ struct preload_state {
 	struct pl_reader rd;
 	uint32_t stack_depth; /* 0: no stacks */
 	struct pl_meta_rx meta; /* stacks and mappings (meta.c) */
+	enum pl_sys_mode sys_mode;
+	struct pl_syscalls *sys; /* NULL: libc mode */
 	uint32_t notices_seen;
 	struct said said[MAX_SAID];
 	size_t nsaid;
@@ -174,8 +178,12 @@ static int parse_args(struct preload_state *st, const char *args)
 				break;
 			}
 			st->ring_size = v;
+		} else if (!strcmp(tok, "syscalls=auto")) {
+			st->sys_mode = PL_SYS_AUTO;
+		} else if (!strcmp(tok, "syscalls=bpf")) {
+			st->sys_mode = PL_SYS_BPF;
 		} else if (!strcmp(tok, "syscalls=libc")) {
-			/* the default, and the only mode so far */
+			st->sys_mode = PL_SYS_LIBC;
 		} else if (!strncmp(tok, "high-watermark=", 15) ||
 			   !strncmp(tok, "low-watermark=", 14) ||
 			   !strncmp(tok, "throttle=", 9)) {
@@ -192,7 +200,7 @@ static int parse_args(struct preload_state *st, const char *args)
 			}
 		} else {
 			plog(st, MT_LOG_ERROR,
-			     "unknown option '%s' (known: ring-size=BYTES, syscalls=libc, stacks, stack-depth=N)",
+			     "unknown option '%s' (known: ring-size=BYTES, syscalls=auto|bpf|libc, stacks, stack-depth=N)",
 			     tok);
 			err = -EINVAL;
 			break;
@@ -309,6 +317,14 @@ static int preload_create(const struct mt_host *host, const char *args,
 	if (!err) {
 		err = make_shm(st);
 	}
+	if (!err) {
+		err = pl_syscalls_create(host, st->sys_mode, st->ring_size,
+					 st->lib, st->memfd, st->shm, &st->sys);
+	}
+	if (!err && st->sys) {
+		/* before the command runs: the hooks leave them to BPF */
+		st->shm->syscalls_bpf = 1;
+	}
 	if (err) {
 		preload_destroy(st);
 		return err;
@@ -400,6 +416,10 @@ static int preload_start(void *state, const struct mt_target *target)
 	}
 	__atomic_store_n(&st->shm->enabled, !target->start_disabled,
 			 __ATOMIC_RELEASE);
+	if (st->sys) {
+		return pl_syscalls_start(st->sys, target->root_pid,
+					 !target->start_disabled);
+	}
 	plog(st, MT_LOG_WARN,
 	     "mmap, munmap, mremap and brk are recorded only when the program calls them through libc; the allocator's own (malloc's mmap and brk) are not seen (use --source ebpf for them)");
 	return 0;
@@ -409,7 +429,7 @@ static int preload_poll_fd(void *state)
 {
 	struct preload_state *st = state;
 
-	return st->efd;
+	return st->sys ? pl_syscalls_poll_fd(st->sys, st->efd) : st->efd;
 }
 
 static void meta_log(void *ctx, const char *msg)
@@ -473,7 +493,8 @@ static int preload_read(void *state, struct mt_emitter *em, size_t max,
 	if (read(st->efd, &count, sizeof(count)) < 0) {
 		/* EAGAIN: not woken, the tick */
 	}
-	n = read_events(st, em, max, 0);
+	n = st->sys ? pl_syscalls_read(st->sys, &st->rd, em, max) :
+		      read_events(st, em, max, 0);
 	if (n >= 0 && (size_t)n < max) {
 		/* empty: wake us when it fills or somebody waits */
 		__atomic_store_n(&st->shm->sleeping, 1, __ATOMIC_SEQ_CST);
@@ -499,6 +520,11 @@ static int preload_drain(void *state, struct mt_emitter *em)
 	int n;
 
 	read_notices(st);
+	if (st->sys) {
+		n = pl_syscalls_drain(st->sys, &st->rd, em);
+		read_notices(st);
+		return n;
+	}
 	while (st->rd.tail < end) {
 		n = read_events(st, em, SIZE_MAX, end);
 		if (n < 0) {
@@ -525,6 +551,9 @@ static int preload_set_enabled(void *state, int enabled)
 	struct preload_state *st = state;
 
 	__atomic_store_n(&st->shm->enabled, !!enabled, __ATOMIC_RELEASE);
+	if (st->sys) {
+		pl_syscalls_set_enabled(st->sys, enabled);
+	}
 	return 0;
 }
 
@@ -537,6 +566,11 @@ static int preload_get_stats(void *state, struct mt_source_stats *out)
 	s.dropped = __atomic_load_n(&st->shm->dropped, __ATOMIC_RELAXED);
 	s.ring_size = st->ring_size;
 	s.ring_used = pl_ring_unread(&st->rd) * sizeof(struct mt_event);
+	if (st->sys) {
+		/* ring_size and ring_used stay the shared ring's: the BPF
+		 * ring is never the one that fills */
+		s.dropped += pl_syscalls_dropped(st->sys);
+	}
 	s.waits = __atomic_load_n(&st->shm->waits, __ATOMIC_RELAXED);
 	s.wait_ns = __atomic_load_n(&st->shm->wait_ns, __ATOMIC_RELAXED);
 	/* only what the host's struct has room for */
@@ -554,6 +588,7 @@ static void preload_destroy(void *state)
 	if (!st) {
 		return;
 	}
+	pl_syscalls_destroy(st->sys);
 	if (st->shm) {
 		/* waiting producers go on untraced now, the others at
 		 * their next wait */

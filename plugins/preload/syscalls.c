@@ -1,0 +1,784 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/preload/syscalls.c - syscalls=auto|bpf|libc: where the preload
+ * source's mmap, munmap, mremap and brk events come from. As root, with
+ * BPF working (common/bpf-check.c, the eBPF source's checks), they come
+ * from syscalls.bpf.c, the eBPF source's own tracepoints: every call, the
+ * allocator's included, exactly as --source ebpf records them, and the
+ * interposer records none (shm->syscalls_bpf). Otherwise from the
+ * interposer's hooks of libc's functions.
+ *
+ * Two rings, one stream. The interposer's ring (P) and the BPF ring (B)
+ * are each in the order their records were claimed; both stamp
+ * CLOCK_MONOTONIC, and a thread's events are stamped in the order it makes
+ * them. So the output is the staged records of both in timestamp order
+ * (each staging array is kept sorted), but a record leaves only when no
+ * record of its thread that comes before it can still appear:
+ *
+ *  - A P record was committed after every earlier B record of its thread
+ *    was reserved. So once B has been read past B's producer position
+ *    taken just after that P record was read, all of them are staged
+ *    (need = that position, compared with B's consumer position).
+ *  - Likewise a B record waits until P has been read past P's head taken
+ *    just after it was read.
+ *  - A safe record may still have a staged predecessor that is not safe
+ *    yet: nothing at or after the earliest timestamp of an unsafe record
+ *    leaves (the horizon).
+ *
+ * Exact for each thread's order; across threads it is timestamp order,
+ * which is all the clock gives. One approximation: should both staging
+ * arrays fill with records held back by the horizon (a writer of P
+ * preempted between its claim and its commit while 16k records pile up),
+ * the earliest record leaves anyway. drain() reads what both rings held
+ * when called (B's position taken first: a B record's predecessors in P
+ * are then inside P's) and writes it all in timestamp order.
+ *
+ * The interposer's libraries (libgcc_s.so.1): ld.so maps them into every
+ * traced process, so an eBPF recording has their Mmap records only when
+ * the program needs them itself (C++). BPF tags them (reserved0, see
+ * syscalls.bpf.c); such a record waits, unsafe, for the verdict the
+ * interposer of that process image writes when it attaches (selfdeps.c:
+ * the first one of that pid stamped after the record), and stays only
+ * when the program needs the library too. A process that never attaches
+ * (exec'd without LD_PRELOAD) keeps them after HOLD_NS.
+ *
+ * Lossless: producers are not stopped here (there are no uprobes to hold
+ * a process at), so the BPF ring is sized generously (32 MiB at least,
+ * 512k records of syscalls); a reservation that fails anyway counts in
+ * dropped, which the host reports, exiting 1.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <memtrack/event.h>
+#include <memtrack/plugin.h>
+
+#include "selfdeps.h"
+#include "syscalls.h"
+
+#ifdef MT_PRELOAD_BPF
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf-check.h"
+#include "syscalls.skel.h"
+
+#define NAME "preload"
+#define MIN_BPF_RING (32u << 20)
+#define STAGE_CAP 16384u
+#define STALL_NS (20 * 1000000ull)
+#define DRAIN_WAIT_NS (1000 * 1000000ull)
+#define PROC_PID_INIT_INO 0xEFFFFFFCu
+/* a tagged record without a verdict is kept after this */
+#define HOLD_NS (1000 * 1000000ull)
+/* self_files values (syscalls.bpf.c) */
+#define SELF_OWN 1
+#define SELF_DEP 2
+
+#define slog(sc, level, ...) \
+	(sc)->host->log((sc)->host, level, NAME, __VA_ARGS__)
+
+struct staged {
+	struct mt_event ev;
+	uint64_t need; /* the other ring's position to read past first */
+	uint32_t held; /* SELF_DEP + i: waits for a verdict */
+	uint32_t drop; /* the verdict: not the program's */
+};
+
+/* sorted by timestamp, stable: v[head .. head + n) */
+struct stage {
+	struct staged *v;
+	size_t head, n;
+};
+
+struct pl_syscalls {
+	const struct mt_host *host;
+	struct pl_shm *shm;
+	struct syscalls_bpf *skel;
+	size_t ring_size;
+	size_t page;
+	uint64_t *cons;       /* B's consumer position (ours to write) */
+	const uint64_t *prod; /* B's producer position */
+	const uint8_t *data;  /* B's data pages, mapped twice */
+	uint64_t cons_pos;
+	int epfd;
+	struct stage sp, sb; /* staged records of P and of B */
+};
+
+static int stage_full(const struct stage *s)
+{
+	return s->n == STAGE_CAP;
+}
+
+static struct staged *stage_at(struct stage *s, size_t i)
+{
+	return &s->v[s->head + i];
+}
+
+static void stage_push(struct stage *s, const struct mt_event *e,
+		       uint64_t need)
+{
+	size_t i;
+
+	if (s->head + s->n == STAGE_CAP) {
+		memmove(s->v, s->v + s->head, s->n * sizeof(*s->v));
+		s->head = 0;
+	}
+	i = s->n++;
+	/* nearly always in order already: insertion from the back */
+	while (i > 0 && stage_at(s, i - 1)->ev.timestamp > e->timestamp) {
+		*stage_at(s, i) = *stage_at(s, i - 1);
+		i--;
+	}
+	stage_at(s, i)->ev = *e;
+	stage_at(s, i)->need = need;
+	stage_at(s, i)->held = e->reserved0;
+	stage_at(s, i)->drop = 0;
+	stage_at(s, i)->ev.reserved0 = 0;
+}
+
+static void stage_pop(struct stage *s)
+{
+	s->head++;
+	if (--s->n == 0) {
+		s->head = 0;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Pulling from the rings into the staging arrays                      */
+/* ------------------------------------------------------------------ */
+
+static uint64_t p_head(struct pl_reader *rd)
+{
+	return pl_ring_unread(rd) + rd->tail;
+}
+
+static uint64_t b_prod(struct pl_syscalls *sc)
+{
+	return __atomic_load_n(sc->prod, __ATOMIC_ACQUIRE);
+}
+
+/* P records up to position end (0: any); returns how many. */
+static size_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
+		     uint64_t end)
+{
+	size_t n = 0, i;
+	uint64_t need;
+
+	while (!stage_full(&sc->sp) && (!end || rd->tail < end)) {
+		const struct mt_event *e = pl_ring_peek(rd);
+		struct mt_event ev;
+
+		if (!e) {
+			if (pl_ring_unstall(rd, pl_now_ns(), STALL_NS)) {
+				continue;
+			}
+			break;
+		}
+		memcpy(&ev, e, sizeof(ev));
+		ev.reserved[0] = 0;
+		ev.reserved[1] = 0;
+		pl_ring_advance(rd);
+		stage_push(&sc->sp, &ev, UINT64_MAX);
+		n++;
+	}
+	pl_ring_publish(rd);
+	if (!n) {
+		return 0;
+	}
+	/* after the records were read: B reserved before their commits is
+	 * below it (inserted records may sit anywhere in the array) */
+	need = b_prod(sc);
+	for (i = 0; i < sc->sp.n; i++) {
+		if (stage_at(&sc->sp, i)->need == UINT64_MAX) {
+			stage_at(&sc->sp, i)->need = need;
+		}
+	}
+	return n;
+}
+
+/* B records up to position end (0: any); returns how many. */
+static size_t pull_b(struct pl_syscalls *sc, struct pl_reader *rd,
+		     uint64_t end)
+{
+	uint64_t prod = b_prod(sc), mask = sc->ring_size - 1, need;
+	size_t n = 0, i;
+
+	while (!stage_full(&sc->sb) && sc->cons_pos < prod &&
+	       (!end || sc->cons_pos < end)) {
+		const uint8_t *hdr = sc->data + (sc->cons_pos & mask);
+		uint32_t len = __atomic_load_n((const uint32_t *)hdr,
+					       __ATOMIC_ACQUIRE);
+
+		if (len & BPF_RINGBUF_BUSY_BIT) {
+			break; /* being written */
+		}
+		if (!(len & BPF_RINGBUF_DISCARD_BIT) &&
+		    len >= sizeof(struct mt_event)) {
+			struct mt_event ev;
+
+			memcpy(&ev, hdr + BPF_RINGBUF_HDR_SZ, sizeof(ev));
+			stage_push(&sc->sb, &ev, UINT64_MAX);
+			n++;
+		}
+		len &= ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
+		sc->cons_pos += (len + BPF_RINGBUF_HDR_SZ + 7) & ~7ull;
+		__atomic_store_n(sc->cons, sc->cons_pos, __ATOMIC_RELEASE);
+	}
+	if (!n) {
+		return 0;
+	}
+	need = p_head(rd);
+	for (i = 0; i < sc->sb.n; i++) {
+		if (stage_at(&sc->sb, i)->need == UINT64_MAX) {
+			stage_at(&sc->sb, i)->need = need;
+		}
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* The merge                                                           */
+/* ------------------------------------------------------------------ */
+
+static int safe_p(struct pl_syscalls *sc, const struct staged *s)
+{
+	return sc->cons_pos >= s->need;
+}
+
+/* A tagged record: kept or dropped once its process has a verdict. */
+static void decide(struct pl_syscalls *sc, struct staged *s)
+{
+	uint32_t n = __atomic_load_n(&sc->shm->verdict_next, __ATOMIC_ACQUIRE);
+	const struct pl_verdict *best = NULL;
+	uint32_t i;
+
+	if (!s->held) {
+		return;
+	}
+	if (n > PL_VERDICTS) {
+		n = PL_VERDICTS;
+	}
+	for (i = 0; i < n; i++) {
+		const struct pl_verdict *v = &sc->shm->verdicts[i];
+
+		if (__atomic_load_n(&v->ready, __ATOMIC_ACQUIRE) &&
+		    v->pid == s->ev.pid && v->ts > s->ev.timestamp &&
+		    (!best || v->ts < best->ts)) {
+			best = v;
+		}
+	}
+	if (best) {
+		s->drop = !((best->shared >> (s->held - SELF_DEP)) & 1);
+		s->held = 0;
+	} else if (n == PL_VERDICTS ||
+		   pl_now_ns() - s->ev.timestamp > HOLD_NS) {
+		s->held = 0; /* no interposer there: the program's */
+	}
+}
+
+static int safe_b(const struct pl_reader *rd, const struct staged *s)
+{
+	return rd->tail >= s->need && !s->held;
+}
+
+/* The earliest timestamp of a record that may not leave yet. */
+static uint64_t horizon(struct pl_syscalls *sc, const struct pl_reader *rd)
+{
+	uint64_t h = UINT64_MAX;
+	size_t i;
+
+	for (i = 0; i < sc->sp.n; i++) {
+		struct staged *s = stage_at(&sc->sp, i);
+
+		if (s->ev.timestamp < h && !safe_p(sc, s)) {
+			h = s->ev.timestamp;
+		}
+	}
+	for (i = 0; i < sc->sb.n; i++) {
+		struct staged *s = stage_at(&sc->sb, i);
+
+		decide(sc, s);
+		if (s->ev.timestamp < h && !safe_b(rd, s)) {
+			h = s->ev.timestamp;
+		}
+	}
+	return h;
+}
+
+/* Up to max records in timestamp order, the safe ones only unless force;
+ * returns how many, or -EPIPE. */
+static int emit_merged(struct pl_syscalls *sc, const struct pl_reader *rd,
+		       struct mt_emitter *em, size_t max, int force)
+{
+	uint64_t h = force ? UINT64_MAX : horizon(sc, rd);
+	size_t n = 0;
+
+	while (n < max && (sc->sp.n || sc->sb.n)) {
+		struct stage *from;
+		struct mt_event *out;
+
+		if (!sc->sp.n) {
+			from = &sc->sb;
+		} else if (!sc->sb.n) {
+			from = &sc->sp;
+		} else {
+			/* a tie: the syscall first (it was made inside the
+			 * call the interposer reports) */
+			from = stage_at(&sc->sb, 0)->ev.timestamp <=
+					       stage_at(&sc->sp, 0)->ev.timestamp ?
+				       &sc->sb :
+				       &sc->sp;
+		}
+		if (stage_at(from, 0)->ev.timestamp >= h) {
+			break;
+		}
+		if (force) {
+			decide(sc, stage_at(from, 0));
+			stage_at(from, 0)->held = 0;
+		}
+		if (stage_at(from, 0)->drop) {
+			stage_pop(from);
+			continue;
+		}
+		out = mt_emit(em);
+		if (!out) {
+			return -EPIPE;
+		}
+		*out = stage_at(from, 0)->ev;
+		stage_pop(from);
+		n++;
+	}
+	return (int)n;
+}
+
+int pl_syscalls_read(struct pl_syscalls *sc, struct pl_reader *rd,
+		     struct mt_emitter *em, size_t max)
+{
+	size_t done = 0, pulled;
+	int n;
+
+	while (done < max) {
+		/* P, then B: a P record's B predecessors are then read */
+		pulled = pull_p(sc, rd, 0);
+		pulled += pull_b(sc, rd, 0);
+		n = emit_merged(sc, rd, em, max - done, 0);
+		if (n < 0) {
+			return n;
+		}
+		if (!n && (stage_full(&sc->sp) || stage_full(&sc->sb))) {
+			/* the approximation of the top */
+			n = emit_merged(sc, rd, em, 1, 1);
+			if (n < 0) {
+				return n;
+			}
+		}
+		done += (size_t)n;
+		if (!n && !pulled) {
+			break;
+		}
+	}
+	return (int)done;
+}
+
+int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
+		      struct mt_emitter *em)
+{
+	uint64_t end_b = b_prod(sc), end_p = p_head(rd);
+	uint64_t t0 = pl_now_ns();
+	int n;
+
+	while (rd->tail < end_p || sc->cons_pos < end_b) {
+		size_t pulled = pull_p(sc, rd, end_p);
+
+		pulled += pull_b(sc, rd, end_b);
+		if (stage_full(&sc->sp) || stage_full(&sc->sb)) {
+			n = emit_merged(sc, rd, em, STAGE_CAP, 0);
+			if (n == 0) {
+				n = emit_merged(sc, rd, em, 1, 1);
+			}
+			if (n < 0) {
+				return n;
+			}
+		}
+		if (pulled) {
+			t0 = pl_now_ns();
+		} else if (pl_now_ns() - t0 > DRAIN_WAIT_NS) {
+			slog(sc, MT_LOG_WARN,
+			     "drain: a record stayed unfinished for 1 s; the rest is left unread");
+			break;
+		} else {
+			usleep(1000);
+		}
+	}
+	n = emit_merged(sc, rd, em, SIZE_MAX, 1);
+	return n < 0 ? n : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                               */
+/* ------------------------------------------------------------------ */
+
+static int add_self_file(struct pl_syscalls *sc, const struct stat *sb,
+			 uint32_t what)
+{
+	struct {
+		uint64_t dev;
+		uint64_t ino;
+	} key = {
+		/* the kernel's encoding, as BPF reads i_sb->s_dev */
+		.dev = (uint64_t)major(sb->st_dev) << 20 | minor(sb->st_dev),
+		.ino = sb->st_ino,
+	};
+	if (bpf_map_update_elem(bpf_map__fd(sc->skel->maps.self_files), &key,
+				&what, BPF_ANY)) {
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * The interposer (dropped) and the libraries it needs but libc and the
+ * loader, which every dynamic program has (libgcc_s.so.1 today, for
+ * -fexceptions): tagged SELF_DEP + i, i counting them as selfdeps.c does.
+ * Found through our own loader (dlopen, the same search the command's
+ * ld.so makes for a library without RUNPATH).
+ */
+static int add_interposer_files(struct pl_syscalls *sc, const char *lib)
+{
+	char names[1024], *name;
+	uint32_t dep = 0;
+	struct stat sb;
+	int n, i, err;
+
+	if (stat(lib, &sb)) {
+		return -errno;
+	}
+	err = add_self_file(sc, &sb, SELF_OWN);
+	if (err) {
+		return err;
+	}
+	n = pl_self_deps_of(lib, names, sizeof(names));
+	for (i = 0, name = names; i < n; i++, name += strlen(name) + 1) {
+		struct link_map *lm = NULL;
+		void *h;
+
+		dep++;
+		h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+		if (!h) {
+			continue; /* the command's loader will not find it
+				   * either */
+		}
+		if (!dlinfo(h, RTLD_DI_LINKMAP, &lm) && lm && lm->l_name &&
+		    !stat(lm->l_name, &sb)) {
+			add_self_file(sc, &sb, SELF_DEP + dep - 1);
+		}
+		dlclose(h);
+	}
+	return 0;
+}
+
+static int map_ring(struct pl_syscalls *sc)
+{
+	int fd = bpf_map__fd(sc->skel->maps.events);
+	void *p;
+
+	sc->page = (size_t)sysconf(_SC_PAGESIZE);
+	p = mmap(NULL, sc->page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		return -errno;
+	}
+	sc->cons = p;
+	p = mmap(NULL, sc->page + 2 * sc->ring_size, PROT_READ, MAP_SHARED,
+		 fd, (off_t)sc->page);
+	if (p == MAP_FAILED) {
+		return -errno;
+	}
+	sc->prod = p;
+	sc->data = (const uint8_t *)p + sc->page;
+	sc->cons_pos = __atomic_load_n(sc->cons, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+/* 0: use BPF; 1: libc (auto without it); < 0: bpf mode without it */
+static int bpf_usable(const struct mt_host *host, enum pl_sys_mode mode)
+{
+	char why[256];
+	struct stat sb;
+	int err;
+
+	err = mt_bpf_check_system(0, why, sizeof(why));
+	if (!err && (stat("/proc/self/ns/pid", &sb) == 0 &&
+		     sb.st_ino != PROC_PID_INIT_INO)) {
+		snprintf(why, sizeof(why),
+			 "memtrack runs in a pid namespace (a container): not supported yet");
+		err = -ENOTSUP;
+	}
+	if (!err) {
+		return 0;
+	}
+	if (mode == PL_SYS_BPF) {
+		host->log(host, MT_LOG_ERROR, NAME,
+			  "option syscalls=bpf: %s (syscalls=libc records the calls made through libc without it)",
+			  why);
+		return err;
+	}
+	return 1;
+}
+
+int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
+		       size_t ring_size, const char *lib, int memfd,
+		       struct pl_shm *shm, struct pl_syscalls **out)
+{
+	struct pl_syscalls *sc;
+	struct stat sb;
+	size_t size = MIN_BPF_RING;
+	int err;
+
+	*out = NULL;
+	if (mode == PL_SYS_LIBC) {
+		return 0;
+	}
+	err = bpf_usable(host, mode);
+	if (err) {
+		return err < 0 ? err : 0;
+	}
+	sc = calloc(1, sizeof(*sc));
+	if (!sc) {
+		return -ENOMEM;
+	}
+	sc->host = host;
+	sc->shm = shm;
+	sc->epfd = -1;
+	sc->sp.v = malloc(STAGE_CAP * sizeof(*sc->sp.v));
+	sc->sb.v = malloc(STAGE_CAP * sizeof(*sc->sb.v));
+	if (!sc->sp.v || !sc->sb.v) {
+		err = -ENOMEM;
+		goto error;
+	}
+	while (size < ring_size) {
+		size <<= 1;
+	}
+	sc->ring_size = size;
+	sc->skel = syscalls_bpf__open();
+	if (!sc->skel) {
+		err = -errno;
+		slog(sc, MT_LOG_ERROR, "cannot open the BPF program: %s",
+		     strerror(-err));
+		goto error;
+	}
+	err = bpf_map__set_max_entries(sc->skel->maps.events, (uint32_t)size);
+	if (err) {
+		goto error;
+	}
+	sc->skel->rodata->wakeup_at = size / 8;
+	err = syscalls_bpf__load(sc->skel);
+	if (err) {
+		slog(sc, MT_LOG_ERROR, "cannot load the BPF program: %s",
+		     strerror(-err));
+		goto error;
+	}
+	err = add_interposer_files(sc, lib);
+	if (!err && fstat(memfd, &sb)) {
+		err = -errno;
+	}
+	if (!err) {
+		err = add_self_file(sc, &sb, SELF_OWN);
+	}
+	if (!err) {
+		err = map_ring(sc);
+	}
+	if (err) {
+		slog(sc, MT_LOG_ERROR, "cannot set up the BPF program: %s",
+		     strerror(-err));
+		goto error;
+	}
+	*out = sc;
+	return 0;
+error:
+	pl_syscalls_destroy(sc);
+	return err;
+}
+
+int pl_syscalls_start(struct pl_syscalls *sc, int root_pid, int enabled)
+{
+	uint32_t key = (uint32_t)root_pid, one = 1;
+	int err;
+
+	sc->skel->bss->enabled = !!enabled;
+	if (bpf_map_update_elem(bpf_map__fd(sc->skel->maps.tracked), &key,
+				&one, BPF_ANY)) {
+		err = -errno;
+		slog(sc, MT_LOG_ERROR, "cannot track process %d: %s", root_pid,
+		     strerror(-err));
+		return err;
+	}
+	err = syscalls_bpf__attach(sc->skel);
+	if (err) {
+		slog(sc, MT_LOG_ERROR,
+		     "cannot attach the syscall tracepoints: %s (is tracefs at " MT_TRACEFS "?)",
+		     strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int pl_syscalls_poll_fd(struct pl_syscalls *sc, int efd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (sc->epfd >= 0) {
+		return sc->epfd;
+	}
+	sc->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sc->epfd < 0) {
+		return -errno;
+	}
+	ev.data.fd = efd;
+	if (epoll_ctl(sc->epfd, EPOLL_CTL_ADD, efd, &ev)) {
+		return -errno;
+	}
+	ev.data.fd = bpf_map__fd(sc->skel->maps.events);
+	if (epoll_ctl(sc->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
+		return -errno;
+	}
+	return sc->epfd;
+}
+
+void pl_syscalls_set_enabled(struct pl_syscalls *sc, int enabled)
+{
+	sc->skel->bss->enabled = !!enabled;
+}
+
+uint64_t pl_syscalls_dropped(struct pl_syscalls *sc)
+{
+	return __atomic_load_n(&sc->skel->bss->dropped, __ATOMIC_RELAXED);
+}
+
+uint64_t pl_syscalls_used(struct pl_syscalls *sc)
+{
+	return (b_prod(sc) - sc->cons_pos) +
+	       (sc->sp.n + sc->sb.n) * sizeof(struct mt_event);
+}
+
+void pl_syscalls_destroy(struct pl_syscalls *sc)
+{
+	if (!sc) {
+		return;
+	}
+	if (sc->skel) {
+		uint32_t key, next;
+		int fd = bpf_map__fd(sc->skel->maps.tracked);
+
+		/* nothing is stopped here; just stop recording */
+		while (fd >= 0 && !bpf_map_get_next_key(fd, NULL, &next)) {
+			key = next;
+			if (bpf_map_delete_elem(fd, &key)) {
+				break;
+			}
+		}
+	}
+	if (sc->cons) {
+		munmap(sc->cons, sc->page);
+	}
+	if (sc->prod) {
+		munmap((void *)sc->prod, sc->page + 2 * sc->ring_size);
+	}
+	if (sc->epfd >= 0) {
+		close(sc->epfd);
+	}
+	syscalls_bpf__destroy(sc->skel);
+	free(sc->sp.v);
+	free(sc->sb.v);
+	free(sc);
+}
+
+#else /* !MT_PRELOAD_BPF: built without eBPF, libc mode only */
+
+int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
+		       size_t ring_size, const char *lib, int memfd,
+		       struct pl_shm *shm, struct pl_syscalls **out)
+{
+	(void)shm;
+	(void)ring_size;
+	(void)lib;
+	(void)memfd;
+	*out = NULL;
+	if (mode == PL_SYS_BPF) {
+		host->log(host, MT_LOG_ERROR, "preload",
+			  "option syscalls=bpf: memtrack was built without eBPF (--disable-ebpf)");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+int pl_syscalls_start(struct pl_syscalls *sc, int root_pid, int enabled)
+{
+	(void)sc;
+	(void)root_pid;
+	(void)enabled;
+	return -ENOTSUP;
+}
+
+int pl_syscalls_poll_fd(struct pl_syscalls *sc, int efd)
+{
+	(void)sc;
+	return efd;
+}
+
+int pl_syscalls_read(struct pl_syscalls *sc, struct pl_reader *rd,
+		     struct mt_emitter *em, size_t max)
+{
+	(void)sc;
+	(void)rd;
+	(void)em;
+	(void)max;
+	return -ENOTSUP;
+}
+
+int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
+		      struct mt_emitter *em)
+{
+	(void)sc;
+	(void)rd;
+	(void)em;
+	return -ENOTSUP;
+}
+
+void pl_syscalls_set_enabled(struct pl_syscalls *sc, int enabled)
+{
+	(void)sc;
+	(void)enabled;
+}
+
+uint64_t pl_syscalls_dropped(struct pl_syscalls *sc)
+{
+	(void)sc;
+	return 0;
+}
+
+uint64_t pl_syscalls_used(struct pl_syscalls *sc)
+{
+	(void)sc;
+	return 0;
+}
+
+void pl_syscalls_destroy(struct pl_syscalls *sc)
+{
+	(void)sc;
+}
+
+#endif /* MT_PRELOAD_BPF */

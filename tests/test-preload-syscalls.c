@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test-preload-syscalls.c - the preload source's root mode
+ * (syscalls=bpf, plugins/preload/syscalls.c): its mmap, munmap, mremap and
+ * brk events are the eBPF source's, event for event. The same
+ * deterministic programs are recorded under both sources and the Mmap,
+ * Munmap and Brk records compared (count and bytes per kind; addresses
+ * differ with ASLR); what each program reports must be there exactly. A
+ * large malloc is a Malloc and, before it, the Mmap holding it. auto
+ * picks BPF as root; libc mode keeps its warning; syscalls=bpf without
+ * root fails and says why.
+ *
+ * Needs root and BPF: skipped (77) without, failed with
+ * MEMTRACK_REQUIRE_BPF=1.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebpf-testlib.h"
+#include "scenarios.h"
+
+#define BPF_SOURCE "preload:syscalls=bpf"
+#define LARGE (10u << 20)
+#define LIBC_WARNING "recorded only when the program calls them through libc"
+
+/* Deterministic programs: the same syscalls at every run. Not threads:
+ * glibc maps a thread's arena as 128 MiB and unmaps what alignment does
+ * not need, or maps 64 MiB when the last heap's end happens to be
+ * aligned, so sizes vary with ASLR. C++: test_cxx. */
+static const char *const same_progs[] = {
+	"alloc-mmap", "alloc-large", "alloc-basic", "alloc-ctor",
+	"alloc-exit",
+};
+
+struct sys_totals {
+	size_t n[3];
+	uint64_t bytes[3];
+};
+
+static int sys_index(unsigned int kind)
+{
+	switch (kind) {
+	case MT_EV_MMAP:
+		return 0;
+	case MT_EV_MUNMAP:
+		return 1;
+	case MT_EV_BRK:
+		return 2;
+	default:
+		return -1;
+	}
+}
+
+static void sys_totals(const struct ebpf_trace *t, struct sys_totals *s)
+{
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < t->nev; i++) {
+		int k = sys_index(t->ev[i].kind);
+
+		if (k >= 0) {
+			s->n[k]++;
+			s->bytes[k] += t->ev[i].size;
+		}
+	}
+}
+
+static void trace(const char *source, const char *prog,
+		  struct ebpf_trace *t)
+{
+	const char *argv[] = { ebpf_prog(prog), NULL };
+
+	ck_assert_int_eq(ebpf_trace_run_source(source, NULL, argv, t), 0);
+	ck_assert_msg(t->status == 0, "%s under %s: memtrack exited %d: %s",
+		      prog, source, t->status, t->err);
+}
+
+/* The scenario table, every case, in bpf mode. */
+START_TEST(test_scenario)
+{
+	scenario_run(&scenarios[_i], BPF_SOURCE, scenarios[_i].preload);
+}
+END_TEST
+
+START_TEST(test_same_as_ebpf)
+{
+	static const char *const names[] = { "Mmap", "Munmap", "Brk" };
+	const char *prog = same_progs[_i];
+	struct ebpf_trace e, p;
+	struct sys_totals se, sp;
+	int k, bad = 0;
+
+	trace("ebpf", prog, &e);
+	trace(BPF_SOURCE, prog, &p);
+	sys_totals(&e, &se);
+	sys_totals(&p, &sp);
+	for (k = 0; k < 3; k++) {
+		if (se.n[k] != sp.n[k] || se.bytes[k] != sp.bytes[k]) {
+			fprintf(stderr,
+				"%s: %s: ebpf %zu events, %llu bytes; preload %zu events, %llu bytes\n",
+				prog, names[k], se.n[k],
+				(unsigned long long)se.bytes[k], sp.n[k],
+				(unsigned long long)sp.bytes[k]);
+			bad++;
+		}
+	}
+	ck_assert_msg(bad == 0, "%s: the syscall events differ (see above)",
+		      prog);
+	bad = ebpf_trace_check(&p);
+	ck_assert_msg(bad == 0, "%s: %d reported calls missing under preload",
+		      prog, bad);
+	ebpf_trace_free(&e);
+	ebpf_trace_free(&p);
+}
+END_TEST
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The Mmap sizes of t, sorted, in *out (malloc'd); returns how many. */
+static size_t mmap_sizes(const struct ebpf_trace *t, uint64_t **out)
+{
+	size_t i, n = 0;
+
+	*out = malloc((t->nev + 1) * sizeof(**out));
+	ck_assert_ptr_nonnull(*out);
+	for (i = 0; i < t->nev; i++) {
+		if (t->ev[i].kind == MT_EV_MMAP) {
+			(*out)[n++] = t->ev[i].size;
+		}
+	}
+	qsort(*out, n, sizeof(**out), cmp_u64);
+	return n;
+}
+
+/*
+ * A C++ program needs libgcc_s.so.1 itself, which the interposer needs
+ * too: its mappings are the program's and stay (the interposer's verdict,
+ * plugins/preload/selfdeps.c). Every Mmap of the eBPF recording is there;
+ * ld.so's own bookkeeping for one more object may take one more page run
+ * of its startup allocator (one anonymous Mmap), which nothing can tell
+ * from the program's.
+ */
+START_TEST(test_cxx)
+{
+	struct ebpf_trace e, p;
+	struct sys_totals se, sp;
+	uint64_t *ze, *zp;
+	size_t ne, np, i, j, extra;
+
+	trace("ebpf", "alloc-cxx", &e);
+	trace(BPF_SOURCE, "alloc-cxx", &p);
+	ck_assert_int_eq(ebpf_trace_check(&p), 0);
+	sys_totals(&e, &se);
+	sys_totals(&p, &sp);
+	ck_assert_uint_eq(se.n[1], sp.n[1]);
+	ck_assert_uint_eq(se.bytes[1], sp.bytes[1]);
+	ck_assert_uint_eq(se.n[2], sp.n[2]);
+	ck_assert_uint_eq(se.bytes[2], sp.bytes[2]);
+	ne = mmap_sizes(&e, &ze);
+	np = mmap_sizes(&p, &zp);
+	for (i = j = 0; i < ne; i++) {
+		while (j < np && zp[j] < ze[i]) {
+			j++;
+		}
+		ck_assert_msg(j < np && zp[j] == ze[i],
+			      "alloc-cxx: the eBPF source's Mmap of %llu bytes is missing under preload",
+			      (unsigned long long)ze[i]);
+		j++;
+	}
+	extra = np - ne;
+	ck_assert_msg(extra <= 1, "alloc-cxx: %zu more Mmap under preload",
+		      extra);
+	free(ze);
+	free(zp);
+	ebpf_trace_free(&e);
+	ebpf_trace_free(&p);
+}
+END_TEST
+
+/* Index of the first event of kind whose range holds addr, from start in
+ * direction step (1 or -1), or -1. */
+static long find_holding(const struct ebpf_trace *t, long from, int step,
+			 unsigned int kind, uint64_t addr, int32_t tid)
+{
+	long i;
+
+	for (i = from; i >= 0 && (size_t)i < t->nev; i += step) {
+		const struct mt_event *ev = &t->ev[i];
+
+		if (ev->kind == kind && ev->tid == tid && ev->addr <= addr &&
+		    addr < ev->addr + ev->size && ev->size >= LARGE) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+static long find_event(const struct ebpf_trace *t, unsigned int kind,
+		       uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < t->nev; i++) {
+		if (t->ev[i].kind == kind && t->ev[i].addr == addr) {
+			return (long)i;
+		}
+	}
+	return -1;
+}
+
+/* The Malloc of 10 MiB comes after the Mmap holding it, the Free before
+ * the Munmap, in file order (the merge keeps a thread's order). */
+static void check_large(const char *source)
+{
+	struct ebpf_trace t;
+	long m, f, i;
+	uint64_t p;
+	int32_t tid;
+
+	trace(source, "alloc-large", &t);
+	ck_assert_int_eq(ebpf_trace_check(&t), 0);
+	ck_assert_uint_ge(t.nexp, 1);
+	p = t.exp[0].addr;
+	tid = t.exp[0].tid;
+	m = find_event(&t, MT_EV_MALLOC, p);
+	f = find_event(&t, MT_EV_FREE, p);
+	ck_assert_msg(m >= 0 && f > m, "%s: no Malloc then Free of %#llx",
+		      source, (unsigned long long)p);
+	i = find_holding(&t, m - 1, -1, MT_EV_MMAP, p, tid);
+	ck_assert_msg(i >= 0, "%s: no Mmap holding %#llx before its Malloc",
+		      source, (unsigned long long)p);
+	ck_assert_uint_le(t.ev[i].timestamp, t.ev[m].timestamp);
+	i = find_holding(&t, f + 1, 1, MT_EV_MUNMAP, p, tid);
+	ck_assert_msg(i >= 0, "%s: no Munmap of %#llx after its Free", source,
+		      (unsigned long long)p);
+	ebpf_trace_free(&t);
+}
+
+START_TEST(test_large_malloc)
+{
+	check_large("ebpf");
+	check_large(BPF_SOURCE);
+	/* the default, as root */
+	check_large("preload");
+}
+END_TEST
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	while ((s = strstr(s, what))) {
+		n++;
+		s += strlen(what);
+	}
+	return n;
+}
+
+START_TEST(test_libc_mode)
+{
+	struct ebpf_trace t;
+
+	trace("preload:syscalls=libc", "alloc-large", &t);
+	ck_assert_int_eq(ebpf_trace_check(&t), 0);
+	ck_assert_msg(count(t.err, LIBC_WARNING) == 1,
+		      "libc mode: the warning once expected:\n%s", t.err);
+	/* malloc's own mmap is not seen */
+	ck_assert_uint_eq(ebpf_count_size(&t, LARGE + 4096), 0);
+	ebpf_trace_free(&t);
+
+	trace("preload", "alloc-mmap", &t);
+	ck_assert_msg(count(t.err, LIBC_WARNING) == 0,
+		      "bpf mode warned about libc:\n%s", t.err);
+	ebpf_trace_free(&t);
+}
+END_TEST
+
+START_TEST(test_bpf_needs_root)
+{
+	char cmd[8192], out[4096];
+	size_t n;
+	FILE *f;
+	int status;
+
+	ck_assert(ebpf_memtrack_refuses("--source preload:syscalls=maybe",
+					"syscalls=auto|bpf|libc"));
+	if (access("/usr/bin/setpriv", X_OK)) {
+		fprintf(stderr, "no setpriv: syscalls=bpf without root not tried\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all %s/memtrack --source preload:syscalls=bpf --sink file:/dev/null -- /bin/true 2>&1",
+		 ebpf_builddir());
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	status = pclose(f);
+	ck_assert_msg(status != 0 && strstr(out, "syscalls=bpf: needs root"),
+		      "%s\nexited %d:\n%s", cmd, status, out);
+}
+END_TEST
+
+static Suite *preload_syscalls_suite(void)
+{
+	Suite *s = suite_create("preload-syscalls");
+	TCase *tc = tcase_create("bpf");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_scenario, 0, (int)nscenarios);
+	tcase_add_loop_test(tc, test_same_as_ebpf, 0,
+			    (int)(sizeof(same_progs) / sizeof(same_progs[0])));
+	tcase_add_test(tc, test_cxx);
+	tcase_add_test(tc, test_large_malloc);
+	tcase_add_test(tc, test_libc_mode);
+	tcase_add_test(tc, test_bpf_needs_root);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	ebpf_require_bpf();
+	sr = srunner_create(preload_syscalls_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
