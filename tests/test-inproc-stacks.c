@@ -1199,6 +1199,11 @@ static Suite *inproc_stacks_suite(void)
 
 int main(void)
 {
+	/* as the interposer does at attach: captures never set up */
+	if (mtpl_unwind_init()) {
+		fprintf(stderr, "cannot open %s\n", MTPL_UNWIND_SONAME);
+		return 99;
+	}
 	SRunner *sr = srunner_create(inproc_stacks_suite());
 	int failed;
 

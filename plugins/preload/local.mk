@@ -56,6 +56,6 @@ plugins_preload_libmemtrack_preload_la_CFLAGS = $(AM_CFLAGS) \
 	-fvisibility=hidden -fexceptions -fno-builtin
 plugins_preload_libmemtrack_preload_la_LDFLAGS = -module -avoid-version \
 	-shared
-# --stacks: libunwind is linked, but initialised only with stacks on
+# --stacks: libunwind is opened (RTLD_LOCAL) only with stacks on
 plugins_preload_libmemtrack_preload_la_LIBADD = \
 	plugins/preload/libmtpl-stacks.la -ldl

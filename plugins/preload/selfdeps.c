@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plugins/preload/selfdeps.c - in the traced process: which libraries of
- * the interposer (its DT_NEEDED but libc and the loader, numbered in
- * order) another loaded object needs too. Those are the program's own:
- * in BPF mode their Mmap records stay; the others came only with the
+ * the interposer (the source's list in shm->self_deps, shm.h) another
+ * loaded object needs too. Those are the program's own: in BPF mode their Mmap records stay; the others came only with the
  * interposer and are dropped (syscalls.c), so that the file matches an
  * eBPF recording. Read from the dynamic sections ld.so has in memory, at
  * attach, when everything the program links is mapped (a later dlopen
@@ -22,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "selfdeps.h"
+#include "stack-unwind.h"
 
 int pl_self_dep_common(const char *name)
 {
@@ -30,10 +30,9 @@ int pl_self_dep_common(const char *name)
 
 struct scan {
 	uintptr_t self_base;
-	const char *deps[PL_SELF_DEPS];
+	const char *deps[PL_SELF_DEPS]; /* the source's list, shm->self_deps */
 	unsigned int ndeps;
 	uint32_t shared;
-	int pass; /* 0: our own DT_NEEDED; 1: everybody else's */
 };
 
 static const char *base_name(const char *path)
@@ -81,13 +80,6 @@ static void each_needed(const struct dl_phdr_info *info,
 	}
 }
 
-static void own_needed(struct scan *sc, const char *name)
-{
-	if (!pl_self_dep_common(name) && sc->ndeps < PL_SELF_DEPS) {
-		sc->deps[sc->ndeps++] = name;
-	}
-}
-
 static void other_needed(struct scan *sc, const char *name)
 {
 	unsigned int i;
@@ -117,13 +109,6 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 	int self = info->dlpi_addr == sc->self_base;
 
 	(void)size;
-	if (sc->pass == 0) {
-		if (self) {
-			each_needed(info, own_needed, sc);
-			return 1;
-		}
-		return 0;
-	}
 	/* the libraries themselves do not count: they are here for us */
 	if (!self && !is_own_dep(sc, info->dlpi_name)) {
 		each_needed(info, other_needed, sc);
@@ -143,8 +128,11 @@ void pl_self_deps_note(struct pl_shm *shm, int32_t pid)
 		return;
 	}
 	sc.self_base = (uintptr_t)di.dli_fbase;
-	dl_iterate_phdr(visit, &sc);
-	sc.pass = 1;
+	sc.ndeps = shm->nself_deps < PL_SELF_DEPS ? shm->nself_deps :
+						    PL_SELF_DEPS;
+	for (i = 0; i < sc.ndeps; i++) {
+		sc.deps[i] = shm->self_deps[i];
+	}
 	dl_iterate_phdr(visit, &sc);
 
 	i = __atomic_fetch_add(&shm->verdict_next, 1, __ATOMIC_ACQ_REL);
@@ -245,22 +233,73 @@ error:
 	return -1;
 }
 
+/* Appends the non-common names of `names` (n of them) to out, once each. */
+static void add_names(const char *names, int n, char *out, size_t len,
+		      size_t *used, int *count)
+{
+	const char *name, *o;
+	size_t l;
+	int i, j, dup;
+
+	for (i = 0, name = names; i < n; i++, name += strlen(name) + 1) {
+		l = strlen(name);
+		dup = 0;
+		for (j = 0, o = out; j < *count; j++, o += strlen(o) + 1) {
+			dup |= !strcmp(o, name);
+		}
+		if (dup || pl_self_dep_common(name) ||
+		    *count == PL_SELF_DEPS || *used + l + 1 > len) {
+			continue;
+		}
+		memcpy(out + *used, name, l + 1);
+		*used += l + 1;
+		(*count)++;
+	}
+}
+
+/* The file our loader finds for a library name (the command's loader
+ * searches the same way for a library without RUNPATH). */
+static int resolve(const char *name, char *path, size_t len)
+{
+	struct link_map *lm = NULL;
+	void *h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+	int err = -1;
+
+	if (!h) {
+		return -1;
+	}
+	if (!dlinfo(h, RTLD_DI_LINKMAP, &lm) && lm && lm->l_name &&
+	    strlen(lm->l_name) < len) {
+		strcpy(path, lm->l_name);
+		err = 0;
+	}
+	dlclose(h);
+	return err;
+}
+
 int pl_self_deps_of(const char *lib, char *out, size_t len)
 {
-	char names[1024], *name;
-	size_t used = 0, l;
+	char names[1024], path[4096];
+	const char *name;
+	size_t used = 0;
 	int n, i, count = 0;
 
 	n = elf_needed(lib, names, sizeof(names));
-	for (i = 0, name = names; i < n; i++, name += strlen(name) + 1) {
-		l = strlen(name);
-		if (pl_self_dep_common(name) || count == PL_SELF_DEPS ||
-		    used + l + 1 > len) {
+	if (n < 0) {
+		return n;
+	}
+	add_names(names, n, out, len, &used, &count);
+	/* opened with --stacks (stack-unwind.c), not a DT_NEEDED */
+	add_names(MTPL_UNWIND_SONAME, 1, out, len, &used, &count);
+	/* breadth first: what the libraries need comes with us too */
+	for (i = 0, name = out; i < count; i++, name += strlen(name) + 1) {
+		if (resolve(name, path, sizeof(path))) {
 			continue;
 		}
-		memcpy(out + used, name, l + 1);
-		used += l + 1;
-		count++;
+		n = elf_needed(path, names, sizeof(names));
+		if (n > 0) {
+			add_names(names, n, out, len, &used, &count);
+		}
 	}
-	return n < 0 ? n : count;
+	return count;
 }

@@ -22,7 +22,7 @@
 
 #define PL_ENV_SHM "MEMTRACK_PRELOAD_SHM"
 #define PL_MAGIC 0x504b544du /* "MTKP" */
-#define PL_VERSION 2 /* 2: stacks (stack_depth, ids, metadata chunks) */
+#define PL_VERSION 3 /* 3: self_deps[] named by the source */
 
 #define PL_NOTICES 128
 #define PL_NOTICE_PATH 240
@@ -36,13 +36,16 @@ enum pl_notice_kind {
 };
 
 /*
- * The libraries the interposer needs besides libc and the loader (its
- * DT_NEEDED in order, those skipped), at most PL_SELF_DEPS: in BPF mode the
- * source must know, per process image, whether the program needs each one
- * itself (then its Mmap records are the program's). The interposer writes
- * one verdict when it attaches (selfdeps.c).
+ * The libraries the interposer brings besides libc and the loader (its
+ * DT_NEEDED, libunwind which it opens for --stacks, and what those need,
+ * breadth first), at most PL_SELF_DEPS, named by the source in
+ * self_deps[] before the command runs: in BPF mode the source must know,
+ * per process image, whether the program needs each one itself (then its
+ * Mmap records are the program's). The interposer writes one verdict when
+ * it attaches (selfdeps.c).
  */
 #define PL_SELF_DEPS 8
+#define PL_SELF_DEP_NAME 64
 #define PL_VERDICTS 1024
 
 struct pl_verdict {
@@ -134,6 +137,10 @@ struct pl_shm {
 	/* written by producers */
 	_Alignas(PL_CACHELINE) uint32_t next_stack_id; /* stack-table.h */
 	uint32_t next_meta_id; /* ids of metadata records in the ring */
+
+	/* set once by the source, before the command runs (selfdeps.c) */
+	_Alignas(PL_CACHELINE) uint32_t nself_deps;
+	char self_deps[PL_SELF_DEPS][PL_SELF_DEP_NAME];
 };
 
 /*

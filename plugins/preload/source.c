@@ -297,6 +297,8 @@ static int make_shm(struct preload_state *st)
 }
 
 static void preload_destroy(void *state);
+static int take_meta(void *ctx, const struct mt_event *slot,
+		     struct mt_emitter *em);
 
 static int preload_create(const struct mt_host *host, const char *args,
 			  void **state)
@@ -324,6 +326,7 @@ static int preload_create(const struct mt_host *host, const char *args,
 	if (!err && st->sys) {
 		/* before the command runs: the hooks leave them to BPF */
 		st->shm->syscalls_bpf = 1;
+		pl_syscalls_set_meta(st->sys, take_meta, st);
 	}
 	if (err) {
 		preload_destroy(st);
@@ -437,6 +440,15 @@ static void meta_log(void *ctx, const char *msg)
 	struct preload_state *st = ctx;
 
 	plog(st, MT_LOG_WARN, "%s", msg);
+}
+
+/* A metadata chunk read by the merge of syscalls.c. */
+static int take_meta(void *ctx, const struct mt_event *slot,
+		     struct mt_emitter *em)
+{
+	struct preload_state *st = ctx;
+
+	return pl_meta_take(&st->meta, slot, em, meta_log, st);
 }
 
 /* At most max events; with end != 0, none at or past position end.

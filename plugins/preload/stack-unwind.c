@@ -18,10 +18,19 @@
  * address first, hence the 2 + skip entries dropped. This function must therefore stay a real frame: never
  * inlined into its caller, and its call to unw_backtrace never a tail
  * call (the copy after it sees to that).
+ *
+ * libunwind is opened with dlopen(RTLD_LOCAL) at mtpl_unwind_init(), not
+ * linked: Debian's libunwind.so.8 exports the _Unwind_* exception ABI,
+ * and a library in the program's global scope ahead of libgcc_s would
+ * take over the program's C++ exceptions (seen: __cxa_throw went through
+ * libunwind's _Unwind_RaiseException). Opened locally it serves only us,
+ * and a run without --stacks maps nothing of it (and of its liblzma), so
+ * that the syscall events of the program stay its own.
  */
 #include "config.h"
 
 #define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <errno.h>
 #include <libunwind.h>
 #include <signal.h>
@@ -35,6 +44,33 @@
 #define SKIP_MAX 16
 
 static int inited;
+
+#define SYM_NAME(x) SYM_STR(x)
+#define SYM_STR(x) #x
+
+static int (*p_backtrace)(void **, int);
+static int (*p_set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+static unw_addr_space_t *p_local_as;
+
+/* The three entry points we use, by their real (macro-expanded) names. */
+static int open_libunwind(void)
+{
+	void *h = dlopen(MTPL_UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		return -ENOENT;
+	}
+	p_backtrace = (int (*)(void **, int))dlsym(h, SYM_NAME(unw_backtrace));
+	p_set_caching_policy =
+		(int (*)(unw_addr_space_t, unw_caching_policy_t))dlsym(
+			h, SYM_NAME(unw_set_caching_policy));
+	p_local_as = (unw_addr_space_t *)dlsym(h,
+					       SYM_NAME(unw_local_addr_space));
+	if (!p_backtrace || !p_set_caching_policy || !p_local_as) {
+		return -ENOENT;
+	}
+	return 0;
+}
 
 /* set while this thread is inside libunwind: a signal handler that
  * interrupts it must not reenter libunwind's per-thread caches */
@@ -154,8 +190,11 @@ int mtpl_unwind_init(void)
 	}
 	/* per-thread caches where libunwind has them: no lock on the path
 	 * (elsewhere, as in Debian's build, this means the global cache) */
-	if (unw_set_caching_policy(unw_local_addr_space,
-				   UNW_CACHE_PER_THREAD)) {
+	err = open_libunwind();
+	if (err) {
+		goto end;
+	}
+	if (p_set_caching_policy(*p_local_as, UNW_CACHE_PER_THREAD)) {
 		err = -EINVAL;
 		goto end;
 	}
@@ -168,7 +207,7 @@ int mtpl_unwind_init(void)
 	 * hook or a signal handler */
 	busy = 1;
 	mtpl_loader_enter();
-	unw_backtrace(warm, 4);
+	p_backtrace(warm, 4);
 	mtpl_loader_leave();
 	busy = 0;
 	__atomic_store_n(&inited, 1, __ATOMIC_RELEASE);
@@ -189,15 +228,16 @@ __attribute__((noinline)) int mtpl_unwind(uint64_t *frames, int max,
 	if (max > MTPL_UNWIND_MAX) {
 		max = MTPL_UNWIND_MAX;
 	}
-	if (!__atomic_load_n(&inited, __ATOMIC_ACQUIRE) &&
-	    mtpl_unwind_init()) {
+	/* never set up from here: opening libunwind allocates and takes the
+	 * loader's lock, which a hook may be called under */
+	if (!__atomic_load_n(&inited, __ATOMIC_ACQUIRE)) {
 		return 0;
 	}
 	saved = errno;
 	drop = 2 + skip;
 	busy = 1;
 	mtpl_loader_enter();
-	n = unw_backtrace(ips, drop + max);
+	n = p_backtrace(ips, drop + max);
 	mtpl_loader_leave();
 	busy = 0;
 	n = n > drop ? n - drop : 0;

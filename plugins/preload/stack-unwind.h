@@ -35,8 +35,9 @@
  * reentrant; a handler interrupting dlopen/dlclose in the same thread may
  * see the loader's object list mid-update (dl_iterate_phdr's lock is
  * recursive). libunwind's one-time initialisation takes a mutex with
- * signals blocked: call mtpl_unwind_init() from the constructor, before
- * any thread or handler exists.
+ * signals blocked, and libunwind is opened then (dlopen): call
+ * mtpl_unwind_init() from the constructor, before any thread or handler
+ * exists; mtpl_unwind() gives no frames before it.
  *
  * fork: libunwind's mutex and glibc's lock of the loader's list (taken by
  * dl_iterate_phdr, not reset in the child by glibc 2.36) would stay
@@ -50,6 +51,10 @@
 #define MTPL_STACK_UNWIND_H
 
 #include <stdint.h>
+
+/* libunwind, opened at mtpl_unwind_init() (stack-unwind.c says why): the
+ * soname of the ABI Debian 12 ships (libunwind8) */
+#define MTPL_UNWIND_SONAME "libunwind.so.8"
 
 /* The deepest stack the MTKT format (and the report) accepts. */
 #define MTPL_UNWIND_MAX 127

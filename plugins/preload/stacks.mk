@@ -9,4 +9,5 @@ plugins_preload_libmtpl_stacks_la_SOURCES = \
 	plugins/preload/stack-maps.c plugins/preload/stack-maps.h
 plugins_preload_libmtpl_stacks_la_CFLAGS = $(AM_CFLAGS) $(LIBUNWIND_CFLAGS) \
 	-fvisibility=hidden
-plugins_preload_libmtpl_stacks_la_LIBADD = $(LIBUNWIND_LIBS)
+# libunwind itself is opened with dlopen (stack-unwind.c says why)
+plugins_preload_libmtpl_stacks_la_LIBADD = -ldl

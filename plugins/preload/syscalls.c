@@ -115,6 +115,10 @@ struct pl_syscalls {
 	uint64_t cons_pos;
 	int epfd;
 	struct stage sp, sb; /* staged records of P and of B */
+	/* metadata chunks of P (stacks, mappings: meta.c) go here as they
+	 * are read, never staged: their bytes are no timestamp to sort by */
+	pl_syscalls_meta_fn take_meta;
+	void *meta_ctx;
 };
 
 static int stage_full(const struct stage *s)
@@ -171,9 +175,12 @@ static uint64_t b_prod(struct pl_syscalls *sc)
 	return __atomic_load_n(sc->prod, __ATOMIC_ACQUIRE);
 }
 
-/* P records up to position end (0: any); returns how many. */
-static size_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
-		     uint64_t end)
+/* P records up to position end (0: any); returns how many, or a negative
+ * errno from a metadata chunk. A chunk leaves at once, ahead of the
+ * events staged before it: metadata only has to precede the events that
+ * use it, and chunks stay in ring order among themselves. */
+static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
+		      struct mt_emitter *em, uint64_t end)
 {
 	size_t n = 0, i;
 	uint64_t need;
@@ -187,6 +194,16 @@ static size_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 				continue;
 			}
 			break;
+		}
+		if (e->kind == PL_META_KIND) {
+			int err = sc->take_meta(sc->meta_ctx, e, em);
+
+			pl_ring_advance(rd);
+			if (err) {
+				pl_ring_publish(rd);
+				return err;
+			}
+			continue;
 		}
 		memcpy(&ev, e, sizeof(ev));
 		ev.reserved[0] = 0;
@@ -373,7 +390,12 @@ int pl_syscalls_read(struct pl_syscalls *sc, struct pl_reader *rd,
 
 	while (done < max) {
 		/* P, then B: a P record's B predecessors are then read */
-		pulled = pull_p(sc, rd, 0);
+		ssize_t np = pull_p(sc, rd, em, 0);
+
+		if (np < 0) {
+			return (int)np;
+		}
+		pulled = (size_t)np;
 		pulled += pull_b(sc, rd, 0);
 		n = emit_merged(sc, rd, em, max - done, 0);
 		if (n < 0) {
@@ -402,7 +424,13 @@ int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
 	int n;
 
 	while (rd->tail < end_p || sc->cons_pos < end_b) {
-		size_t pulled = pull_p(sc, rd, end_p);
+		ssize_t np = pull_p(sc, rd, em, end_p);
+		size_t pulled;
+
+		if (np < 0) {
+			return (int)np;
+		}
+		pulled = (size_t)np;
 
 		pulled += pull_b(sc, rd, end_b);
 		if (stage_full(&sc->sp) || stage_full(&sc->sb)) {
@@ -451,15 +479,17 @@ static int add_self_file(struct pl_syscalls *sc, const struct stat *sb,
 }
 
 /*
- * The interposer (dropped) and the libraries it needs but libc and the
- * loader, which every dynamic program has (libgcc_s.so.1 today, for
- * -fexceptions): tagged SELF_DEP + i, i counting them as selfdeps.c does.
+ * The interposer (dropped) and the libraries it needs, directly or not,
+ * but libc and the loader, which every dynamic program has (today
+ * libunwind.so.8 for --stacks, libgcc_s.so.1 for -fexceptions and
+ * libunwind's liblzma.so.5): tagged SELF_DEP + i, i counting them as
+ * selfdeps.c does.
  * Found through our own loader (dlopen, the same search the command's
  * ld.so makes for a library without RUNPATH).
  */
 static int add_interposer_files(struct pl_syscalls *sc, const char *lib)
 {
-	char names[1024], *name;
+	char names[PL_SELF_DEPS * PL_SELF_DEP_NAME], *name;
 	uint32_t dep = 0;
 	struct stat sb;
 	int n, i, err;
@@ -475,7 +505,12 @@ static int add_interposer_files(struct pl_syscalls *sc, const char *lib)
 	for (i = 0, name = names; i < n; i++, name += strlen(name) + 1) {
 		struct link_map *lm = NULL;
 		void *h;
+		/* the interposers number them as we do (selfdeps.c) */
+		size_t l = strnlen(name, PL_SELF_DEP_NAME - 1);
 
+		memcpy(sc->shm->self_deps[i], name, l);
+		sc->shm->self_deps[i][l] = '\0';
+		sc->shm->nself_deps = (uint32_t)i + 1;
 		dep++;
 		h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
 		if (!h) {
@@ -658,6 +693,13 @@ int pl_syscalls_poll_fd(struct pl_syscalls *sc, int efd)
 	return sc->epfd;
 }
 
+void pl_syscalls_set_meta(struct pl_syscalls *sc, pl_syscalls_meta_fn take,
+			  void *ctx)
+{
+	sc->take_meta = take;
+	sc->meta_ctx = ctx;
+}
+
 void pl_syscalls_set_enabled(struct pl_syscalls *sc, int enabled)
 {
 	sc->skel->bss->enabled = !!enabled;
@@ -756,6 +798,14 @@ int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
 	(void)rd;
 	(void)em;
 	return -ENOTSUP;
+}
+
+void pl_syscalls_set_meta(struct pl_syscalls *sc, pl_syscalls_meta_fn take,
+			  void *ctx)
+{
+	(void)sc;
+	(void)take;
+	(void)ctx;
 }
 
 void pl_syscalls_set_enabled(struct pl_syscalls *sc, int enabled)

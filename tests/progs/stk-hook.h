@@ -7,7 +7,10 @@
  * forward to glibc's __libc_* entry points. Every call is unwound,
  * interned and, for a new stack, checked against the mappings, all from
  * inside the hook; a call made while a hook of the same thread is busy is
- * counted as a reentry (nothing of the stack machinery may allocate).
+ * counted as a reentry (nothing of the stack machinery may allocate),
+ * except during a thread's first capture: libunwind is opened with
+ * dlopen (stack-unwind.c), so its thread-local variables are dynamic TLS,
+ * which glibc allocates with malloc at a thread's first use of them.
  *
  * The allocation of STK_MAGIC bytes is the one the test looks at: its
  * frames are kept in `stk_last` for stk_print().
@@ -51,6 +54,7 @@ void __libc_free(void *p);
 #define STK_HOOK_FN __attribute__((noinline))
 
 static __thread int stk_in_hook;
+static __thread int stk_warm; /* this thread has captured once */
 static unsigned long stk_reentries, stk_hooked, stk_new, stk_known;
 static uint64_t stk_last[STK_DEPTH];
 static int stk_nlast;
@@ -78,12 +82,16 @@ static __attribute__((noinline)) void stk_hook(size_t size)
 	int n;
 
 	if (stk_in_hook) {
-		__atomic_add_fetch(&stk_reentries, 1, __ATOMIC_RELAXED);
+		if (stk_warm) {
+			__atomic_add_fetch(&stk_reentries, 1,
+					   __ATOMIC_RELAXED);
+		}
 		return;
 	}
 	stk_in_hook = 1;
 	/* skip 1: this function's return into malloc */
 	n = mtpl_unwind(frames, STK_DEPTH, 1);
+	stk_warm = 1;
 	__atomic_add_fetch(&stk_hooked, 1, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&stk_ready, __ATOMIC_ACQUIRE) && n > 0) {
 		int r = mtpl_stack_intern(&stk_table, frames, (uint32_t)n,
@@ -180,7 +188,7 @@ int posix_memalign(void **out, size_t align, size_t size)
 
 void free(void *p)
 {
-	if (stk_in_hook) {
+	if (stk_in_hook && stk_warm) {
 		__atomic_add_fetch(&stk_reentries, 1, __ATOMIC_RELAXED);
 	}
 	__libc_free(p);
@@ -206,12 +214,13 @@ static void stk_atfork_child(void)
 			      (uint32_t)stk_parent);
 }
 
-/* What the interposer's constructor does, but for mtpl_unwind_init():
- * left to the first capture, so that libunwind's set-up runs inside a
- * hook, where an allocation of its would show as a reentry. */
+/* What the interposer does when it attaches with stacks on: libunwind
+ * is opened and set up here, outside any hook (it allocates); captures
+ * in the hooks allocate nothing (a reentry would show it). */
 static void __attribute__((constructor)) stk_init(void)
 {
-	if (mtpl_stack_table_init(&stk_table, 16, 16 << 20, &stk_ids) ||
+	if (mtpl_unwind_init() ||
+	    mtpl_stack_table_init(&stk_table, 16, 16 << 20, &stk_ids) ||
 	    mtpl_maps_init(&stk_maps)) {
 		fprintf(stderr, "stk: init failed\n");
 		_exit(99);
