@@ -45,14 +45,13 @@
 #define SYSCALL_TYPES (TYPE(MT_EV_MUNMAP) | TYPE(MT_EV_BRK))
 
 /*
- * Mmap in the preload source's BPF mode: the program's own mappings are
- * all there, but ld.so's start-up ones are not the same with one more
- * object preloaded: the block of static TLS and the thread control block
- * of the main thread is sized with the interposer's TLS in it, and the
- * loader's start-up allocator may take one more page run (seen on these
- * programs: one mapping 4 KiB smaller, or one more of 12 KiB). Nothing
- * tells those from the program's, so the Mmap count may differ by one and
- * the bytes by at most this.
+ * Mmap in the preload source's BPF mode: ld.so's start-up mappings are
+ * not the same with one more object preloaded (seen on these programs:
+ * one anonymous mapping 4 KiB smaller, or one more of 12 KiB; most likely
+ * the main thread's static TLS block, sized with the interposer's TLS in
+ * it, and one more page run of the loader's start-up allocator: not
+ * traced further). Nothing tells those from the program's, so the Mmap
+ * count may differ by one and the bytes by at most this.
  */
 #define LOADER_MMAP_SLACK 16384
 
