@@ -51,6 +51,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 
 #include <memtrack/event.h>
 #include <memtrack/plugin.h>
@@ -716,6 +718,59 @@ uint64_t pl_syscalls_used(struct pl_syscalls *sc)
 	       (sc->sp.n + sc->sb.n) * sizeof(struct mt_event);
 }
 
+/*
+ * Detaching a tracepoint waits for an RCU grace period: about 70 ms each
+ * here, 0.6 s for the eight of them at the end of every run. A grandchild
+ * (its parent exits at once) keeps our descriptors, links included, and
+ * drops them when it exits; we only let go of our references, which
+ * detaches nothing. The programs stay attached that long, but `tracked`
+ * is empty by then: they return at once. The grandchild closes its
+ * standard streams first, so nobody reading memtrack's output waits for
+ * it. The eBPF source's watchdog spares it the same wait.
+ */
+static void detach_later(struct pl_syscalls *sc)
+{
+	const struct bpf_object_skeleton *sk = sc->skel->skeleton;
+	int gone[2], i, fd;
+	pid_t pid;
+	char c;
+
+	/* the grandchild waits for EOF: until this process has exited */
+	if (pipe2(gone, O_CLOEXEC)) {
+		return; /* we detach them ourselves, slowly */
+	}
+	pid = fork();
+	if (pid == 0) {
+		if (fork() == 0) {
+			fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+			for (i = 0; i < 3; i++) {
+				if (fd >= 0) {
+					dup2(fd, i);
+				} else {
+					close(i);
+				}
+			}
+			close(gone[1]);
+			while (read(gone[0], &c, 1) < 0 && errno == EINTR) {
+			}
+		}
+		_exit(0);
+	}
+	close(gone[0]);
+	if (pid < 0) {
+		close(gone[1]);
+		return; /* we detach them ourselves, slowly */
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+	}
+	/* gone[1] stays open until we exit */
+	for (i = 0; sk && i < sk->prog_cnt; i++) {
+		if (sk->progs[i].link && *sk->progs[i].link) {
+			bpf_link__disconnect(*sk->progs[i].link);
+		}
+	}
+}
+
 void pl_syscalls_destroy(struct pl_syscalls *sc)
 {
 	if (!sc) {
@@ -741,6 +796,9 @@ void pl_syscalls_destroy(struct pl_syscalls *sc)
 	}
 	if (sc->epfd >= 0) {
 		close(sc->epfd);
+	}
+	if (sc->skel) {
+		detach_later(sc);
 	}
 	syscalls_bpf__destroy(sc->skel);
 	free(sc->sp.v);
