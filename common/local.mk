@@ -6,6 +6,7 @@ common_libmtcommon_la_SOURCES = \
 	common/array.c common/array.h \
 	common/elf-build-id.c common/elf-build-id.h \
 	common/elf-symbols.c common/elf-symbols.h \
-	common/bpf-check.c common/bpf-check.h
+	common/bpf-check.c common/bpf-check.h \
+	common/parse-size.c common/parse-size.h
 common_libmtcommon_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
 common_libmtcommon_la_LIBADD = $(LIBELF_LIBS)

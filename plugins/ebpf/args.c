@@ -29,45 +29,14 @@
 
 #include <memtrack/plugin.h>
 
+#include "parse-size.h"
+
 #include "memtrack.h"
 #include "ebpf.h"
 
 #define DEFAULT_RING_SIZE (16u << 20)
 #define MIN_RING_SIZE (256u << 10)
 #define DEFAULT_STACK_DEPTH 64
-
-static int parse_size(const char *s, size_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s) {
-		return -EINVAL;
-	}
-	switch (tolower((unsigned char)*end)) {
-	case 'k':
-		v <<= 10;
-		end++;
-		break;
-	case 'm':
-		v <<= 20;
-		end++;
-		break;
-	case 'g':
-		v <<= 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end) {
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
 
 /*
  * A watermark: a fraction of the ring ("0.75"), a percentage ("75%") or
@@ -95,7 +64,7 @@ static int parse_watermark(struct ebpf_state *st, const char *name,
 		if (errno || end == text || *end) {
 			f = -1;
 		}
-	} else if (parse_size(text, &v)) {
+	} else if (mt_parse_size(text, &v)) {
 		v = 0;
 	} else if (!v) {
 		v = 0; /* refused below: outside (0, ring) */
@@ -133,7 +102,7 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 		if (!strncmp(tok, "ring-size=", 10)) {
 			size_t v;
 
-			if (parse_size(tok + 10, &v) || v < MIN_RING_SIZE ||
+			if (mt_parse_size(tok + 10, &v) || v < MIN_RING_SIZE ||
 			    v > (1ull << 32) || (v & (v - 1))) {
 				ebpf_log(st, MT_LOG_ERROR,
 					 "option ring-size=%s: a power of two from 256k to 4G expected",

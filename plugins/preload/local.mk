@@ -44,6 +44,8 @@ plugins_source_preload_la_LIBADD += $(LIBBPF_LIBS)
 endif
 # the eBPF source's checks (root, BTF, tracefs)
 plugins_source_preload_la_SOURCES += common/bpf-check.c common/bpf-check.h
+# byte counts in the args, as the eBPF source reads them
+plugins_source_preload_la_SOURCES += common/parse-size.c common/parse-size.h
 
 # Not a plugin (no entry point): the hooks are its only exported symbols.
 # -fexceptions: the real operator new may throw through our wrapper.

@@ -49,6 +49,8 @@
 #include <memtrack/event.h>
 #include <memtrack/plugin.h>
 
+#include "parse-size.h"
+
 #include "execcheck.h"
 #include "meta.h"
 #include "ring.h"
@@ -94,39 +96,6 @@ struct preload_state {
 #define plog(st, level, ...) \
 	(st)->host->log((st)->host, level, PRELOAD_NAME, __VA_ARGS__)
 
-static int parse_size(const char *s, size_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s) {
-		return -EINVAL;
-	}
-	switch (tolower((unsigned char)*end)) {
-	case 'k':
-		v <<= 10;
-		end++;
-		break;
-	case 'm':
-		v <<= 20;
-		end++;
-		break;
-	case 'g':
-		v <<= 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end) {
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 /* stacks; stack-depth=N (1..127) implies it */
 static int parse_stacks(struct preload_state *st, const char *tok)
 {
@@ -169,7 +138,7 @@ static int parse_args(struct preload_state *st, const char *args)
 		if (!strncmp(tok, "ring-size=", 10)) {
 			size_t v;
 
-			if (parse_size(tok + 10, &v) || v < MIN_RING_SIZE ||
+			if (mt_parse_size(tok + 10, &v) || v < MIN_RING_SIZE ||
 			    v > (1ull << 32) || (v & (v - 1))) {
 				plog(st, MT_LOG_ERROR,
 				     "option ring-size=%s: a power of two from 4k to 4G expected",
