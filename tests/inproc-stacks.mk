@@ -9,7 +9,7 @@ STK_PROG_CPPFLAGS = -I$(srcdir)/plugins/preload -I$(srcdir)/tests/progs
 STK_PROG_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -fomit-frame-pointer \
 	-fno-builtin
 STK_PROG_LIBS = plugins/preload/libmtpl-stacks.la $(PTHREAD_LIBS)
-EXTRA_DIST += tests/progs/stk-hook.h
+EXTRA_DIST += tests/progs/stk-hook.h tests/progs/chain.h
 
 check_PROGRAMS += tests/progs/stk-chain tests/progs/stk-chain-nopie \
 	tests/progs/stk-chain-cxx tests/progs/stk-bench

@@ -7,7 +7,8 @@
  */
 #include <new>
 
-#define CHAIN_FN __attribute__((noipa)) __attribute__((visibility("default")))
+#include "chain.h"
+
 #define PSTK_SIZE 12346
 #define PSTK_COUNT 9
 
@@ -25,18 +26,7 @@ CHAIN_FN int f6(int x)
 	return x + 1;
 }
 
-#define STEP(name, next)                          \
-	CHAIN_FN int name(int x)                  \
-	{                                         \
-		int r = next(x + 1);              \
-		__asm__ volatile("" : "+r"(r));   \
-		return r + 1;                     \
-	}
-STEP(f5, f6)
-STEP(f4, f5)
-STEP(f3, f4)
-STEP(f2, f3)
-STEP(f1, f2)
+CHAIN_F1_TO_F5()
 
 } // namespace pstk
 

@@ -24,7 +24,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#define CHAIN_FN __attribute__((noipa)) __attribute__((visibility("default")))
+#include "chain.h"
+
 #define PSTK_SIZE 12345
 #define PSTK_COUNT 7
 
@@ -53,19 +54,7 @@ CHAIN_FN int pstk_f6(int x)
 	return x + 1;
 }
 
-/* each calls the next and uses its result afterwards: no tail calls */
-#define STEP(name, next)                          \
-	CHAIN_FN int name(int x)                  \
-	{                                         \
-		int r = next(x + 1);              \
-		__asm__ volatile("" : "+r"(r));   \
-		return r + 1;                     \
-	}
-STEP(pstk_f5, pstk_f6)
-STEP(pstk_f4, pstk_f5)
-STEP(pstk_f3, pstk_f4)
-STEP(pstk_f2, pstk_f3)
-STEP(pstk_f1, pstk_f2)
+CHAIN_F1_TO_F5(pstk_)
 
 CHAIN_FN void *pstk_thread_main(void *arg)
 {

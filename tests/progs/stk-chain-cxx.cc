@@ -8,9 +8,8 @@
  */
 #include <new>
 
+#include "chain.h"
 #include "stk-hook.h"
-
-#define CHAIN_FN __attribute__((noipa)) __attribute__((visibility("default")))
 
 static void *volatile sink;
 
@@ -24,18 +23,7 @@ CHAIN_FN int f6(int x)
 	return x + 1;
 }
 
-#define STEP(name, next)                          \
-	CHAIN_FN int name(int x)                  \
-	{                                         \
-		int r = next(x + 1);              \
-		__asm__ volatile("" : "+r"(r));   \
-		return r + 1;                     \
-	}
-STEP(f5, f6)
-STEP(f4, f5)
-STEP(f3, f4)
-STEP(f2, f3)
-STEP(f1, f2)
+CHAIN_F1_TO_F5()
 
 } // namespace stk
 

@@ -14,9 +14,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "chain.h"
 #include "stk-hook.h"
-
-#define CHAIN_FN __attribute__((noipa)) __attribute__((visibility("default")))
 
 static void *volatile sink;
 static volatile int via_signal;
@@ -49,19 +48,7 @@ CHAIN_FN int stk_f6(int x)
 	return x + 1;
 }
 
-/* each calls the next and uses its result afterwards: no tail calls */
-#define STEP(name, next)                          \
-	CHAIN_FN int name(int x)                  \
-	{                                         \
-		int r = next(x + 1);              \
-		__asm__ volatile("" : "+r"(r));   \
-		return r + 1;                     \
-	}
-STEP(stk_f5, stk_f6)
-STEP(stk_f4, stk_f5)
-STEP(stk_f3, stk_f4)
-STEP(stk_f2, stk_f3)
-STEP(stk_f1, stk_f2)
+CHAIN_F1_TO_F5(stk_)
 
 CHAIN_FN void *stk_thread_main(void *arg)
 {
