@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <check.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -570,4 +571,29 @@ int ebpf_trace_check(const struct ebpf_trace *t)
 	}
 	free(match);
 	return bad;
+}
+
+int ebpf_run_shell(const char *cmd, char **out, char **err)
+{
+	char ofile[] = "/tmp/mt-test-out-XXXXXX";
+	char efile[] = "/tmp/mt-test-err-XXXXXX";
+	char *full = NULL;
+	int ofd = mkstemp(ofile), efd = mkstemp(efile), status;
+	struct stat sb;
+
+	ck_assert(ofd >= 0 && efd >= 0);
+	ck_assert_int_ge(asprintf(&full, "%s >%s 2>%s", cmd, ofile, efile), 0);
+	status = system(full);
+	free(full);
+	fstat(ofd, &sb);
+	*out = calloc(1, sb.st_size + 1);
+	ck_assert_int_eq(read(ofd, *out, sb.st_size), sb.st_size);
+	fstat(efd, &sb);
+	*err = calloc(1, sb.st_size + 1);
+	ck_assert_int_eq(read(efd, *err, sb.st_size), sb.st_size);
+	close(ofd);
+	close(efd);
+	unlink(ofile);
+	unlink(efile);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }

@@ -75,4 +75,8 @@ int ebpf_trace_check(const struct ebpf_trace *t);
 /* Events with this size (any kind, any process). */
 size_t ebpf_count_size(const struct ebpf_trace *t, uint64_t size);
 
+/* Run a shell command; its stdout (malloc'd) in *out, its stderr
+ * (malloc'd) in *err. Returns its exit status, 128 when a signal ended it. */
+int ebpf_run_shell(const char *cmd, char **out, char **err);
+
 #endif

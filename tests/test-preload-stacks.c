@@ -34,32 +34,6 @@
 #define CXX_COUNT 9       /* tests/progs/pstk-chain-cxx.cc */
 #define DSO_COUNT 5       /* tests/progs/pstk-dso.c */
 
-/* Run a shell command; its stdout (malloc'd) in *out, stderr in *err. */
-static int run(const char *cmd, char **out, char **err)
-{
-	char ofile[] = "/tmp/mt-pstk-out-XXXXXX";
-	char efile[] = "/tmp/mt-pstk-err-XXXXXX";
-	char *full = NULL;
-	int ofd = mkstemp(ofile), efd = mkstemp(efile), status;
-	struct stat sb;
-
-	ck_assert(ofd >= 0 && efd >= 0);
-	ck_assert_int_ge(asprintf(&full, "%s >%s 2>%s", cmd, ofile, efile), 0);
-	status = system(full);
-	free(full);
-	fstat(ofd, &sb);
-	*out = calloc(1, sb.st_size + 1);
-	ck_assert_int_eq(read(ofd, *out, sb.st_size), sb.st_size);
-	fstat(efd, &sb);
-	*err = calloc(1, sb.st_size + 1);
-	ck_assert_int_eq(read(efd, *err, sb.st_size), sb.st_size);
-	close(ofd);
-	close(efd);
-	unlink(ofile);
-	unlink(efile);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 /* Record `prog args` with opts (e.g. "--stacks"), return the collapsed
  * report, counts as weights. */
 static char *record_collapsed(const char *opts, const char *prog,
@@ -75,7 +49,7 @@ static char *record_collapsed(const char *opts, const char *prog,
 				  ebpf_builddir(), opts, file, ebpf_prog(prog),
 				  args),
 			 0);
-	rc = run(cmd, &out, &err);
+	rc = ebpf_run_shell(cmd, &out, &err);
 	ck_assert_msg(rc == 0, "memtrack exited %d: %s", rc, err);
 	free(cmd);
 	free(out);
@@ -83,7 +57,7 @@ static char *record_collapsed(const char *opts, const char *prog,
 	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack report --format collapsed --weight count %s",
 				  ebpf_builddir(), file),
 			 0);
-	rc = run(cmd, &out, &err);
+	rc = ebpf_run_shell(cmd, &out, &err);
 	ck_assert_msg(rc == 0, "report exited %d: %s", rc, err);
 	ck_assert_msg(!strstr(err, "warning"), "report: %s", err);
 	free(cmd);

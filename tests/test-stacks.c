@@ -27,32 +27,6 @@
 
 #include "ebpf-testlib.h"
 
-/* Run a shell command; its stdout (malloc'd) in *out, stderr in *err. */
-static int run(const char *cmd, char **out, char **err)
-{
-	char ofile[] = "/tmp/mt-stacks-out-XXXXXX";
-	char efile[] = "/tmp/mt-stacks-err-XXXXXX";
-	char *full = NULL;
-	int ofd = mkstemp(ofile), efd = mkstemp(efile), status;
-	struct stat sb;
-
-	ck_assert(ofd >= 0 && efd >= 0);
-	ck_assert_int_ge(asprintf(&full, "%s >%s 2>%s", cmd, ofile, efile), 0);
-	status = system(full);
-	free(full);
-	fstat(ofd, &sb);
-	*out = calloc(1, sb.st_size + 1);
-	ck_assert_int_eq(read(ofd, *out, sb.st_size), sb.st_size);
-	fstat(efd, &sb);
-	*err = calloc(1, sb.st_size + 1);
-	ck_assert_int_eq(read(efd, *err, sb.st_size), sb.st_size);
-	close(ofd);
-	close(efd);
-	unlink(ofile);
-	unlink(efile);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 /* Record prog with stacks into file (a mkstemp template). */
 static void record(const char *prog, char *file)
 {
@@ -64,7 +38,7 @@ static void record(const char *prog, char *file)
 	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack --source ebpf:stacks --sink file:%s -- %s",
 				  ebpf_builddir(), file, ebpf_prog(prog)),
 			 0);
-	rc = run(cmd, &out, &err);
+	rc = ebpf_run_shell(cmd, &out, &err);
 	ck_assert_msg(rc == 0, "memtrack exited %d: %s", rc, err);
 	ck_assert_msg(!strstr(err, "lost"), "%s", err);
 	free(cmd);
@@ -80,7 +54,7 @@ static char *report(const char *file, const char *format, char **err)
 	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack report --format %s %s",
 				  ebpf_builddir(), format, file),
 			 0);
-	rc = run(cmd, &out, err);
+	rc = ebpf_run_shell(cmd, &out, err);
 	ck_assert_msg(rc == 0, "report exited %d: %s", rc, *err);
 	free(cmd);
 	return out;
