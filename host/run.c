@@ -52,6 +52,7 @@ struct run {
 	bool source_eof;
 	bool recording;   /* the pipeline takes events */
 	bool interrupted; /* a command-less run got a signal */
+	int early_signal; /* got before the command ran: sent to it */
 	int exec_errno;   /* the command could not be executed */
 	int error;        /* first error of memtrack itself */
 };
@@ -237,7 +238,19 @@ static void handle_signals(struct run *r)
 
 	while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
-			reap(r);
+			/* before the command: a helper of the source's, which
+			 * waits for its own (and reaping finds no child of
+			 * ours: the tree would count as done) */
+			if (r->spawn.pid > 0) {
+				reap(r);
+			}
+			continue;
+		}
+		if (r->have_command && r->spawn.pid < 0) {
+			/* Before the command exists (loading the source
+			 * takes a while): it gets the signal as it starts,
+			 * whoever sent it, and the file is completed. */
+			r->early_signal = (int)si.ssi_signo;
 			continue;
 		}
 		/* Forward it as a terminal would. A signal from the terminal
@@ -565,6 +578,12 @@ int mt_run(const struct mt_run_opts *opts)
 	int err, code;
 
 	r.have_command = opts->argv && opts->argv[0];
+	/* First: a SIGTERM while the source loads must not kill memtrack
+	 * before it can finish a file and pass the signal on. */
+	err = block_signals(&r);
+	if (err < 0) {
+		goto end;
+	}
 	err = load_plugins(&r);
 	if (err < 0) {
 		goto end;
@@ -583,10 +602,6 @@ int mt_run(const struct mt_run_opts *opts)
 		r.src_state = NULL;
 		goto end;
 	}
-	err = block_signals(&r);
-	if (err < 0) {
-		goto end;
-	}
 	err = mt_control_open(opts->control_path, &r.control);
 	if (err < 0) {
 		goto end;
@@ -599,6 +614,7 @@ int mt_run(const struct mt_run_opts *opts)
 		if (err < 0) {
 			goto end;
 		}
+		handle_signals(&r); /* what came while the source loaded */
 		err = mt_spawn_held(opts->argv, &r.old_mask, &r.spawn);
 		if (err < 0) {
 			goto end;
@@ -621,6 +637,8 @@ int mt_run(const struct mt_run_opts *opts)
 			/* The child exits 127: reap it like any other. */
 			r.exec_errno = -err;
 			set_error(&r, err);
+		} else if (r.early_signal) {
+			kill(r.spawn.pid, r.early_signal);
 		}
 	}
 	loop(&r);

@@ -38,3 +38,12 @@ if ENABLE_EBPF
 TESTS += tests/test-lifecycle.sh
 endif
 dist_noinst_SCRIPTS += tests/test-lifecycle.sh
+
+# Processes killed at any moment of their attach, SIGTERM to memtrack in
+# the middle: never an error of memtrack's (skips without root and BPF).
+check_PROGRAMS += tests/progs/spawn-kill
+tests_progs_spawn_kill_SOURCES = tests/progs/spawn-kill.c
+if ENABLE_EBPF
+TESTS += tests/test-stress.sh
+endif
+dist_noinst_SCRIPTS += tests/test-stress.sh
