@@ -155,7 +155,8 @@
 		if (t === '') {
 			match.textContent = '';
 		} else {
-			match.textContent = n + ' frames match: ' +
+			match.textContent = (n === 1 ? '1 frame matches: ' :
+					     n + ' frames match: ') +
 				(root.bytes ? human(weight) : weight + ' allocations') +
 				', ' + (100 * weight / root.weight).toFixed(2) + '% of all';
 		}

@@ -106,7 +106,7 @@ has "$T/selftest" "browser" "^ok$" "^frame: shape_wide$" \
 	"^zoom: shape_narrow width 1100\.00 of 1100\.00$" \
 	"^zoom: shown all \| pid [0-9]+ \|.* \| main \| shape_narrow$" \
 	"^zoom: faded all \| pid [0-9]+ \|.* \| main$" \
-	"^search: highlighted 1: 1 frames match: 64\.0 KiB, 5\.88% of all$" \
+	"^search: highlighted 1: 1 frame matches: 64\.0 KiB, 5\.88% of all$" \
 	"^reset: shape_narrow width ([0-9.]+) \(was \1\), shown ([0-9]+) of \2$" \
 	"^search start: 2 frames match: 1\.1 MiB, 100\.00% of all$"
 grep -q '^frame: shape_deep' "$T/selftest" &&
