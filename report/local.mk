@@ -20,6 +20,8 @@ report_libmtreport_la_LIBADD = common/libmtcommon.la host/libmthost.la \
 # the html page's script, written as JavaScript, included as a C string
 BUILT_SOURCES += report/report-html.js.h
 CLEANFILES += report/report-html.js.h
+# also for targets other than all and check
+$(report_libmtreport_la_OBJECTS): report/report-html.js.h
 EXTRA_DIST += report/report-html.js
 report/report-html.js.h: report/report-html.js
 	$(AM_V_GEN)$(MKDIR_P) report && \
