@@ -112,6 +112,34 @@ has "$T/selftest" "browser" "^ok$" "^frame: shape_wide$" \
 grep -q '^frame: shape_deep' "$T/selftest" &&
 	fail "browser: the 1-byte frame is drawn" || ok "browser: the 1-byte frame is not drawn"
 
+# weighed by count: the share in allocations (1 of 18)
+"$MT" report --format html --weight count "$T/shape.mt" >"$T/count.html"
+browse "$T/count.html" "#selftest=shape_narrow"
+has "$T/selftest" "browser, by count" "^ok$" \
+	"^search: highlighted 1: 1 frame matches: 1 allocations, 5\.56% of all$"
+grep -q 'error:' "$T/selftest" && fail "browser, by count: script error" ||
+	ok "browser, by count: no script error"
+
+# no allocation, no flamegraph: the script still runs
+printf '{"pid":1,"tid":1,"timestamp":1000,"addr":4096,"type":"Mmap","size":4096}\n' >"$T/none.jsonl"
+"$MT" --source "replay:$T/none.jsonl" --sink "file:$T/none.mt" &&
+	"$MT" report --format html "$T/none.mt" >"$T/none.html" ||
+	fail "html of a recording without allocation"
+browse "$T/none.html" "#selftest=main"
+has "$T/selftest" "browser, no flamegraph" "^frames: 0$" "^FAIL: no frame main$" "^ok$"
+grep -q 'error:' "$T/selftest" && fail "browser, no flamegraph: script error" ||
+	ok "browser, no flamegraph: no script error"
+
+# the svg alone: a browser reads it as a document and keeps its frames
+"$MT" report --format svg "$T/shape.mt" >"$T/shape.svg"
+timeout 120 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu \
+	--user-data-dir="$T/chromium" --dump-dom --virtual-time-budget=2000 \
+	"file://$T/shape.svg" >"$T/svgdom" 2>"$T/chromium.err"
+grep -q -e '<parsererror' -e 'error on line' "$T/svgdom" && fail "browser: the svg does not parse" ||
+	ok "browser: the svg parses"
+has "$T/svgdom" "browser, svg alone" '<g id="flame">' \
+	'<title>shape_narrow \(65536 bytes, 5\.88%\)</title>'
+
 # the harness sees a script error: the same page with a broken script
 sed 's/^\t.use strict.;$/&\n\tnot_defined();/' "$T/shape.html" >"$T/broken.html"
 cmp -s "$T/shape.html" "$T/broken.html" && fail "could not break the page"
