@@ -4,3 +4,12 @@ TESTS += tests/test-report.sh
 dist_noinst_SCRIPTS += tests/test-report.sh
 EXTRA_DIST += $(srcdir)/tests/fixtures/report-a.jsonl \
 	$(srcdir)/tests/fixtures/report-b.jsonl
+
+# tests/test-report-html.sh: the html page in a real browser (chromium,
+# headless: no script error, zoom, search) and the svg's height, on a
+# preload recording of tests/progs/flame-shape
+check_PROGRAMS += tests/progs/flame-shape
+tests_progs_flame_shape_SOURCES = tests/progs/flame-shape.c
+tests_progs_flame_shape_CFLAGS = $(WARN_CFLAGS) -O2 -fno-builtin
+TESTS += tests/test-report-html.sh
+dist_noinst_SCRIPTS += tests/test-report-html.sh
