@@ -4,3 +4,11 @@ TESTS += tests/test-report.sh
 dist_noinst_SCRIPTS += tests/test-report.sh
 EXTRA_DIST += $(srcdir)/tests/fixtures/report-a.jsonl \
 	$(srcdir)/tests/fixtures/report-b.jsonl
+
+# the metadata parsers of the report on hand-made payloads (fuzz regressions)
+check_PROGRAMS += tests/test-symbolize
+TESTS += tests/test-symbolize
+tests_test_symbolize_SOURCES = tests/test-symbolize.c
+tests_test_symbolize_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/report
+tests_test_symbolize_CFLAGS = $(TEST_CFLAGS)
+tests_test_symbolize_LDADD = report/libmtreport.la $(TEST_LIBS)
