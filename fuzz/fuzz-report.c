@@ -12,7 +12,7 @@
  * The decoder is linked in (mt_host_decode() below) instead of loaded from
  * the plugin directory: one instrumented program. Known defects being
  * fixed elsewhere (fuzz/KNOWN) are kept out: a stack table naming an id
- * at or above 2^20 is not passed on (the 1.6 GB table), and module files
+ * at or above 2^16 is not passed on (the 1.6 GB table), and module files
  * are opened through fuzz-sym.h's open() (FIFOs block the report).
  */
 #include "config.h"
