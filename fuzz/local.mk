@@ -25,12 +25,13 @@ FUZZ_TARGETS = fuzz-decoder fuzz-stack-table fuzz-mappings fuzz-jsonl \
 FUZZ_DECODER_SRC = $(srcdir)/plugins/msgpack-zstd/decoder.c \
 	$(srcdir)/plugins/msgpack-zstd/msgpack-read.c \
 	$(srcdir)/plugins/msgpack-zstd/msgpack-read-fast.c
-FUZZ_SYM_SRC = $(srcdir)/report/symbolize.c $(srcdir)/common/array.c \
-	$(srcdir)/common/elf-build-id.c $(srcdir)/common/elf-symbols.c
-FUZZ_REPORT_SRC = $(srcdir)/report/report.c $(srcdir)/report/report-pipe.c \
-	$(srcdir)/report/report-text.c $(srcdir)/report/report-json.c \
-	$(srcdir)/report/report-flame.c $(srcdir)/report/report-svg.c \
-	$(srcdir)/report/report-html.c $(srcdir)/report/report-diff.c
+# Whole directories, so that a file split off later is linked too; only
+# bpf-check.c (libbpf) is left out.
+FUZZ_SYM_SRC = $(srcdir)/report/symbolize.c \
+	$(wildcard $(srcdir)/report/sym-*.c) \
+	$(filter-out %/bpf-check.c,$(wildcard $(srcdir)/common/*.c))
+FUZZ_REPORT_SRC = $(filter-out %/symbolize.c $(srcdir)/report/sym-%.c, \
+	$(wildcard $(srcdir)/report/*.c))
 
 FUZZ_H = $(srcdir)/fuzz/fuzz-common.h $(srcdir)/fuzz/fuzz-sym.h config.h
 FUZZ_BUILD = $(AM_V_CCLD)$(MKDIR_P) fuzz && \
