@@ -153,8 +153,9 @@ static void chart(FILE *out, struct mt_rep *r)
 		double y = CHART_TOP + CHART_H - CHART_H * (double)i / 4;
 		double x = LEFT + cw * (double)i / 4;
 
-		mt_rep_human((uint64_t)((double)top * (double)i / 4), h,
-			     sizeof(h));
+		/* in integers: top * i / 4 as a double rounds up to 2^64
+		 * for a top near UINT64_MAX, which no uint64_t holds */
+		mt_rep_human(top / 4 * i + top % 4 * i / 4, h, sizeof(h));
 		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
 			LEFT, y, LEFT + cw, y);
 		fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",

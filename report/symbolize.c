@@ -433,8 +433,10 @@ static int stacks_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 		}
 		s->stacks = st;
 		st = &s->stacks[id];
-		if (st->n) {
-			at += (size_t)n * 8; /* sent twice: the first holds */
+		if (st->f) {
+			/* sent twice: the first holds (an empty one too: its
+			 * frames must not be replaced, they are freed once) */
+			at += (size_t)n * 8;
 			continue;
 		}
 		st->f = calloc(n ? n : 1, sizeof(*st->f));

@@ -13,3 +13,11 @@ tests_progs_flame_shape_SOURCES = tests/progs/flame-shape.c
 tests_progs_flame_shape_CFLAGS = $(WARN_CFLAGS) -O2 -fno-builtin
 TESTS += tests/test-report-html.sh
 dist_noinst_SCRIPTS += tests/test-report-html.sh
+
+# the metadata parsers of the report on hand-made payloads (fuzz regressions)
+check_PROGRAMS += tests/test-symbolize
+TESTS += tests/test-symbolize
+tests_test_symbolize_SOURCES = tests/test-symbolize.c
+tests_test_symbolize_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/report
+tests_test_symbolize_CFLAGS = $(TEST_CFLAGS)
+tests_test_symbolize_LDADD = report/libmtreport.la $(TEST_LIBS)

@@ -434,8 +434,12 @@ static int attach_file(struct ebpf_state *st, const char *path,
 									 : 0;
 	}
 	/* aliases (free/cfree, memalign/aligned_alloc, a symbol in both
-	 * tables) share an address: one probe each, or events double */
-	qsort(probes, n, sizeof(*probes), probe_cmp);
+	 * tables) share an address: one probe each, or events double.
+	 * A file without allocator symbols has none: probes is NULL, which
+	 * qsort() must not get, even for 0 elements (UBSan) */
+	if (n) {
+		qsort(probes, n, sizeof(*probes), probe_cmp);
+	}
 	for (i = 0; i < n; i++) {
 		if (i && probes[i].offset == probes[i - 1].offset) {
 			continue;
