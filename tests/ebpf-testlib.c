@@ -543,7 +543,9 @@ int ebpf_trace_check(const struct ebpf_trace *t)
 		}
 		{
 			const struct mt_event *e = &t->ev[at];
-			int want_old = x->kind == MT_EV_REALLOC && x->old_addr;
+			/* a Realloc always has old_addr, 0 for
+			 * realloc(NULL, n), as the reference writes it */
+			int want_old = x->kind == MT_EV_REALLOC;
 
 			if (e->kind != x->kind || e->addr != x->addr ||
 			    e->pid != x->pid || e->tid != x->tid ||
