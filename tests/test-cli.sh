@@ -21,6 +21,13 @@ grep -q "memtrack dump FILE" "$T/out" && ok "help text" || fail "help text"
 expect_exit 0 "--version" -- "$MT" --version
 grep -q "plugin ABI 1\." "$T/out" && ok "version text" || fail "version text"
 
+if [ -e "$MT_BUILDDIR/plugins/.libs/source-ebpf.so" ]; then
+	expect_exit 1 "low watermark above high" -- "$MT" --low-watermark 0.8 \
+		--high-watermark 0.5 -- true
+	stderr_is "low above high names both" \
+		"low-watermark=0.8 (13421772 bytes) must be below high-watermark=0.5 (8388608 bytes)"
+fi
+
 expect_exit 1 "missing plugin" -- "$MT" --source nosuch -- true
 stderr_is "missing plugin message" "no source plugin 'nosuch'"
 expect_exit 1 "missing replay file" -- "$MT" --source "replay:$T/none.mt"
