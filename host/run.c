@@ -41,6 +41,7 @@ struct run {
 	struct mt_spawn spawn;
 	char **command_env; /* the command's environment, when the source
 			     * sets some of it */
+	char *source_args;  /* given to the source's create() */
 	struct mt_control *control;
 	struct mt_stats *stats;
 	int sigfd;
@@ -511,6 +512,7 @@ static void cleanup(struct run *r)
 	mt_host_set_stats(NULL);
 	mt_stats_close(r->stats);
 	mt_command_env_free(r->command_env);
+	free(r->source_args);
 	mt_plugin_close(r->src_plugin);
 	mt_plugin_close(r->enc_plugin);
 	mt_plugin_close(r->sink_plugin);
@@ -592,12 +594,21 @@ int mt_run(const struct mt_run_opts *opts)
 		cleanup(&r);
 		return 2; /* a usage error */
 	}
+	split_spec(opts->source, name, sizeof(name), &args);
+	err = mt_source_args(r.src_plugin, args, opts->source_opts,
+			     &r.source_args);
+	if (err == -EINVAL) {
+		cleanup(&r);
+		return 2; /* an option the source does not take */
+	}
+	if (err < 0) {
+		goto end;
+	}
 	err = open_stats(&r);
 	if (err < 0) {
 		goto end;
 	}
-	split_spec(opts->source, name, sizeof(name), &args);
-	err = r.src->create(mt_host_get(), args, &r.src_state);
+	err = r.src->create(mt_host_get(), r.source_args, &r.src_state);
 	if (err < 0) {
 		r.src_state = NULL;
 		goto end;

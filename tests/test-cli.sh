@@ -21,12 +21,55 @@ grep -q "memtrack dump FILE" "$T/out" && ok "help text" || fail "help text"
 expect_exit 0 "--version" -- "$MT" --version
 grep -q "plugin ABI 1\." "$T/out" && ok "version text" || fail "version text"
 
+# Source options: a usage error stops (exit 2, one line), whatever the
+# source; options a source does not take are named, not glued to its args.
+G="$D/golden.mt"
+expect_exit 2 "--ring-size with a comma" -- "$MT" --ring-size 1,x -- true
+stderr_is "--ring-size with a comma message" "\-\-ring-size '1,x': want one value"
+expect_exit 2 "empty --high-watermark" -- "$MT" --high-watermark "" -- true
+stderr_is "empty --high-watermark message" "\-\-high-watermark '': want one value"
+expect_exit 2 "--ring-size with replay" -- "$MT" --source "replay:$G" \
+	--ring-size 4096 --sink "file:$T/x.mt"
+stderr_is "--ring-size with replay message" \
+	"\-\-ring-size does not apply to source 'replay'"
+expect_exit 2 "--stacks with replay" -- "$MT" --source "replay:$G" --stacks \
+	--sink "file:$T/x.mt"
+stderr_is "--stacks with replay message" "\-\-stacks does not apply to source 'replay'"
+set --
+for i in $(seq 40); do set -- "$@" --ring-size 1048576; done
+expect_exit 2 "forty --ring-size with replay" -- "$MT" --source "replay:$G" "$@" \
+	--sink "file:$T/x.mt"
+stderr_is "forty --ring-size: one line" "\-\-ring-size does not apply"
+# the last one wins, however many: preload runs with its ring of 64k
+expect_exit 0 "forty --ring-size with preload" -- "$MT" --source preload \
+	"$@" --ring-size 64k --stats --sink "file:$T/x.mt" -- true
+grep -q "ring 65536 bytes" "$T/err" && ok "the last --ring-size wins" \
+	|| { fail "the last --ring-size wins"; cat "$T/err"; }
+set --
+expect_exit 2 "--source without a value" -- "$MT" --source
+stderr_is "--source without a value message" "option '\-\-source' needs a value"
 if [ -e "$MT_BUILDDIR/plugins/.libs/source-ebpf.so" ]; then
 	expect_exit 1 "low watermark above high" -- "$MT" --low-watermark 0.8 \
 		--high-watermark 0.5 -- true
 	stderr_is "low above high names both" \
 		"low-watermark=0.8 (13421772 bytes) must be below high-watermark=0.5 (8388608 bytes)"
 fi
+for sub in dump report plugins; do
+	expect_exit 0 "$sub --help" -- "$MT" "$sub" --help
+	grep -q "^Usage: memtrack $sub" "$T/out" && [ ! -s "$T/err" ] \
+		&& ok "$sub --help prints its usage" || { fail "$sub --help"; cat "$T/out" "$T/err"; }
+done
+expect_exit 2 "dump with an unknown option" -- "$MT" dump --bogus
+stderr_is "dump unknown option message" "dump: unknown option '\-\-bogus'"
+cp "$G" "$T/-g.mt"
+expect_exit 0 "dump -- FILE" -- sh -c "cd \"$T\" && \"$MT\" dump -- -g.mt"
+[ "$(wc -l <"$T/out")" -eq 126 ] && ok "dump -- FILE reads it" || fail "dump -- FILE"
+# A source of ABI 1.0 declares no options: it gets them as args, as before.
+FIX="$MT_BUILDDIR/tests/fixtures/.libs"
+expect_exit 1 "options handed to an ABI 1.0 source" -- env \
+	MEMTRACK_PLUGIN_PATH="$FIX:$MEMTRACK_PLUGIN_PATH" "$MT" --source abi10 \
+	--ring-size 4096 --stacks --sink "file:$T/x.mt"
+stderr_is "ABI 1.0 source got them" "abi10: no args taken, got 'ring-size=4096,stacks'"
 
 expect_exit 1 "missing plugin" -- "$MT" --source nosuch -- true
 stderr_is "missing plugin message" "no source plugin 'nosuch'"
