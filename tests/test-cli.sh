@@ -147,6 +147,61 @@ expect_exit 1 "replay of an unknown type" -- "$MT" --source "replay:$T/bad.jsonl
 	--sink "file:$T/bad.mt"
 stderr_is "unknown type message" "bad.jsonl:1: unknown type \"Bogus\""
 
+# JSON lines are read as JSON: what does not fit is refused with the line
+# and the key, and a refused line writes nothing.
+good='{"pid":7,"tid":7,"timestamp":1,"addr":4096,"type":"Malloc","size":100}'
+json_refused() { # NAME LINE MESSAGE
+	printf '%s\n\n%s\n' "$good" "$2" >"$T/j.jsonl"
+	expect_exit 1 "json: $1" -- "$MT" --source "replay:$T/j.jsonl" \
+		--sink "file:$T/j.mt"
+	stderr_is "json: $1: message" "j.jsonl:3: $3"
+}
+json_refused "pid above 32 bits" \
+	'{"pid":4294967297,"tid":7,"timestamp":2,"addr":1,"type":"Free"}' \
+	'key "pid": 4294967297 is out of range (-2147483648 to 2147483647)'
+json_refused "negative size" \
+	'{"pid":7,"tid":7,"timestamp":2,"addr":1,"type":"Malloc","size":-5}' \
+	'key "size": -5 is negative'
+json_refused "pid as a string" \
+	'{"pid":"7","tid":7,"timestamp":2,"addr":1,"type":"Free"}' \
+	'key "pid": want an integer, got a string'
+json_refused "fractional size" \
+	'{"pid":7,"tid":7,"timestamp":2,"addr":1,"type":"Malloc","size":8.5}' \
+	'key "size": want an integer, got 8.5'
+json_refused "trailing garbage" \
+	'{"pid":7,"tid":7,"timestamp":2,"addr":1,"type":"Free"} x' \
+	'not JSON: text after the object at column 56'
+json_refused "key given twice" \
+	'{"pid":7,"pid":8,"tid":7,"timestamp":2,"addr":1,"type":"Free"}' \
+	'key "pid" given twice'
+json_refused "missing key" \
+	'{"pid":7,"timestamp":2,"addr":1,"type":"Free"}' 'no "tid"'
+json_refused "unterminated string" \
+	'{"pid":7,"tid":7,"timestamp":2,"addr":1,"type":"Free' \
+	'not JSON: unterminated string at column 53'
+json_refused "unknown type" \
+	'{"pid":7,"tid":7,"timestamp":2,"addr":1,"type":"Bogus"}' \
+	'unknown type "Bogus"'
+# nothing of the refused line reaches the file (it was a zero-filled Malloc)
+"$MT" dump "$T/j.mt" >"$T/j.json" 2>&1
+[ ! -s "$T/j.mt" ] || { [ "$(wc -l <"$T/j.json")" -le 1 ] && ! grep -q '"addr":0' "$T/j.json"; } \
+	&& ok "json: a refused line writes nothing" \
+	|| { fail "json: a refused line writes nothing"; cat "$T/j.json"; }
+# valid JSON with escapes, unknown keys of any shape, the full 64-bit range
+printf '%s\n' \
+	'{"pid":7,"note":"a \"quoted\" w\u00f6rd \ud83d\ude00","tid":7,"timestamp":18446744073709551615,"addr":4096,"type":"Mal\u006coc","size":18446744073709551615,"x":[1,{"y":null},-2.5e3,true]}' \
+	'  {"pid":-1,"tid":2147483647,"timestamp":3,"addr":4096,"type":"Realloc","old_addr":0,"size":9}  ' \
+	>"$T/ok.jsonl"
+expect_exit 0 "json: escapes and extension keys" -- "$MT" --source "replay:$T/ok.jsonl" \
+	--sink "file:$T/ok.mt"
+"$MT" dump "$T/ok.mt" >"$T/ok.json"
+printf '%s\n' \
+	'{"pid":7,"tid":7,"timestamp":18446744073709551615,"addr":4096,"type":"Malloc","size":18446744073709551615}' \
+	'{"pid":-1,"tid":2147483647,"timestamp":3,"addr":4096,"type":"Realloc","old_addr":0,"size":9}' \
+	>"$T/ok.want"
+cmp -s "$T/ok.json" "$T/ok.want" && ok "json: read as written" \
+	|| { fail "json: read as written"; diff "$T/ok.json" "$T/ok.want"; }
+
 # report: figures of a small known trace.
 cat >"$T/known.jsonl" <<'JSON'
 {"pid":7,"tid":7,"timestamp":1,"addr":4096,"type":"Malloc","size":100}
