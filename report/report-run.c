@@ -81,7 +81,9 @@ static int load(const struct mt_report_opts *o, const char *path,
 	if (err) {
 		/* the decoder said what and where; say what it means */
 		if (!r->events) {
-			mt_err("%s: no event could be read", path);
+			if (err != -ENODATA) { /* the decoder said it whole */
+				mt_err("%s: no event could be read", path);
+			}
 			mt_rep_free(st);
 			return err < 0 ? err : -EIO;
 		}

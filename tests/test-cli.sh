@@ -202,6 +202,20 @@ printf '%s\n' \
 cmp -s "$T/ok.json" "$T/ok.want" && ok "json: read as written" \
 	|| { fail "json: read as written"; diff "$T/ok.json" "$T/ok.want"; }
 
+# An empty file is not a recording: one line naming it, exit 1, everywhere.
+: >"$T/empty.mt"
+expect_exit 1 "dump of an empty file" -- "$MT" dump "$T/empty.mt"
+stderr_is "dump of an empty file message" "$T/empty.mt: empty file, not a recording"
+expect_exit 1 "report of an empty file" -- "$MT" report "$T/empty.mt"
+stderr_is "report of an empty file message" "$T/empty.mt: empty file, not a recording"
+expect_exit 1 "diff with an empty file" -- "$MT" report --diff "$G" "$T/empty.mt"
+stderr_is "diff with an empty file message" "$T/empty.mt: empty file, not a recording"
+expect_exit 1 "replay of an empty file" -- "$MT" --source "replay:$T/empty.mt" \
+	--sink "file:$T/x.mt"
+stderr_is "replay of an empty file message" "$T/empty.mt: empty file, not a recording"
+expect_exit 1 "dump of empty stdin" -- sh -c "\"$MT\" dump - </dev/null"
+stderr_is "dump of empty stdin message" "empty file, not a recording"
+
 # report: figures of a small known trace.
 cat >"$T/known.jsonl" <<'JSON'
 {"pid":7,"tid":7,"timestamp":1,"addr":4096,"type":"Malloc","size":100}

@@ -178,9 +178,13 @@ static int replay_read(void *state, struct mt_emitter *em, size_t max,
 		return 0;
 	}
 	n = sniff(r, &first);
-	if (n <= 0) {
-		*flags |= MT_SOURCE_EOF;
+	if (n < 0) {
 		return n;
+	}
+	if (n == 0) {
+		r->host->log(r->host, MT_LOG_ERROR, PLUGIN,
+			     "%s: empty file, not a recording", r->path);
+		return -ENODATA;
 	}
 	if (first == '{') {
 		r->json = fdopen(r->fd, "r");
