@@ -216,6 +216,13 @@ stderr_is "replay of an empty file message" "$T/empty.mt: empty file, not a reco
 expect_exit 1 "dump of empty stdin" -- sh -c "\"$MT\" dump - </dev/null"
 stderr_is "dump of empty stdin message" "empty file, not a recording"
 
+# Output that cannot be written is said, with the reason.
+expect_exit 1 "report to /dev/full" -- sh -c "\"$MT\" report \"$G\" >/dev/full"
+stderr_is "report to /dev/full message" "writing to standard output: No space left on device"
+expect_exit 1 "report --diff to /dev/full" -- sh -c \
+	"\"$MT\" report --diff \"$G\" \"$G\" >/dev/full"
+stderr_is "report --diff to /dev/full message" "No space left on device"
+
 # report: figures of a small known trace.
 cat >"$T/known.jsonl" <<'JSON'
 {"pid":7,"tid":7,"timestamp":1,"addr":4096,"type":"Malloc","size":100}
