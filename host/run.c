@@ -107,6 +107,13 @@ static int load_plugins(struct run *r)
 	return 0;
 }
 
+/* A source call's result: a failure it did not explain is named. */
+static int src_call(struct run *r, const char *call, int err)
+{
+	return mt_log_plugin_failure("source", r->src_plugin->desc->name,
+				     call, err);
+}
+
 static int check_command(struct run *r)
 {
 	uint32_t flags = r->src->flags;
@@ -161,7 +168,11 @@ static int open_sink(struct run *r, void **state)
 			 r->have_command ? (int)r->spawn.pid : (int)getpid());
 		args = def;
 	}
-	return r->sink_plugin->ops.sink.open(mt_host_get(), args, state);
+	return mt_log_plugin_failure("sink", r->sink_plugin->desc->name,
+				     "open",
+				     r->sink_plugin->ops.sink.open(mt_host_get(),
+								   args,
+								   state));
 }
 
 static int create_pipeline(struct run *r)
@@ -180,6 +191,7 @@ static int create_pipeline(struct run *r)
 	cfg.host = mt_host_get();
 	cfg.encoder = &r->enc_plugin->ops.encoder;
 	cfg.encoder_name = r->enc_plugin->desc->name;
+	cfg.sink_name = r->sink_plugin->desc->name;
 	cfg.encoder_args = args;
 	cfg.sink = &r->sink_plugin->ops.sink;
 	cfg.sink_state = sink_state;
@@ -304,7 +316,8 @@ static void finish_recording(struct run *r)
 	}
 	r->recording = false;
 	if (r->src_state && r->src->drain) {
-		set_error(r, r->src->drain(r->src_state, r->em));
+		set_error(r, src_call(r, "drain",
+				      r->src->drain(r->src_state, r->em)));
 	}
 	get_source_stats(r, &ss);
 	detach_source(r);
@@ -360,7 +373,7 @@ static int ctl_drain(void *ctx)
 		return -ESRCH;
 	}
 	if (r->src_state && r->src->drain) {
-		err = r->src->drain(r->src_state, r->em);
+		err = src_call(r, "drain", r->src->drain(r->src_state, r->em));
 	}
 	if (err == 0) {
 		err = mt_pipeline_sync(r->pipe);
@@ -390,7 +403,8 @@ static const struct mt_control_handler control_handler = {
 static void between_chunks(struct run *r)
 {
 	if (r->src_state && r->src->maintain) {
-		set_error(r, r->src->maintain(r->src_state));
+		set_error(r, src_call(r, "maintain",
+				      r->src->maintain(r->src_state)));
 	}
 	if (r->opts->throttle_us) {
 		struct timespec ts = {
@@ -415,7 +429,9 @@ static void read_source(struct run *r)
 	     i++) {
 		uint32_t flags = 0;
 		uint64_t t0 = mt_now_ns();
-		int n = r->src->read(r->src_state, r->em, chunk, &flags);
+		int n = src_call(r, "read",
+				 r->src->read(r->src_state, r->em, chunk,
+					      &flags));
 
 		if (n < 0) {
 			set_error(r, n);
@@ -453,7 +469,8 @@ static void tick(struct run *r)
 		return;
 	}
 	if (r->src_state && r->src->maintain) {
-		set_error(r, r->src->maintain(r->src_state));
+		set_error(r, src_call(r, "maintain",
+				      r->src->maintain(r->src_state)));
 	}
 	get_source_stats(r, &ss);
 	mt_pipeline_get_stats(r->pipe, &ps);
@@ -532,7 +549,7 @@ static int make_command_env(struct run *r)
 	set = r->src->command_env(r->src_state,
 				  (const char *const *)r->opts->argv);
 	if (!set) {
-		return errno ? -errno : 0;
+		return errno ? src_call(r, "command_env", -errno) : 0;
 	}
 	r->command_env = mt_command_env(environ, set);
 	if (!r->command_env) {
@@ -608,7 +625,9 @@ int mt_run(const struct mt_run_opts *opts)
 	if (err < 0) {
 		goto end;
 	}
-	err = r.src->create(mt_host_get(), r.source_args, &r.src_state);
+	err = src_call(&r, "create",
+		       r.src->create(mt_host_get(), r.source_args,
+				     &r.src_state));
 	if (err < 0) {
 		r.src_state = NULL;
 		goto end;
@@ -638,7 +657,7 @@ int mt_run(const struct mt_run_opts *opts)
 	target.root_pid = r.have_command ? r.spawn.pid : 0;
 	target.root_is_held = r.have_command;
 	target.start_disabled = (uint32_t)opts->start_disabled;
-	err = r.src->start(r.src_state, &target);
+	err = src_call(&r, "start", r.src->start(r.src_state, &target));
 	if (err < 0) {
 		goto end;
 	}

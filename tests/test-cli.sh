@@ -223,6 +223,35 @@ expect_exit 1 "report --diff to /dev/full" -- sh -c \
 	"\"$MT\" report --diff \"$G\" \"$G\" >/dev/full"
 stderr_is "report --diff to /dev/full message" "No space left on device"
 
+# A plugin that fails without saying why is named by the host, with the call.
+silent() { # WHAT CALL -- memtrack args...
+	s_what=$1 s_call=$2
+	shift 3
+	expect_exit 1 "silent $s_what" -- env \
+		MEMTRACK_PLUGIN_PATH="$FIX:$MEMTRACK_PLUGIN_PATH" "$MT" "$@"
+	stderr_is "silent $s_what is named" \
+		"$s_call() failed without saying why: Input/output error"
+}
+silent "source create" "source plugin 'silent': create" -- \
+	--source silent:create --sink "file:$T/s.mt"
+silent "source start" "source plugin 'silent': start" -- \
+	--source silent:start --sink "file:$T/s.mt"
+silent "source read" "source plugin 'silent': read" -- \
+	--source silent:read --sink "file:$T/s.mt"
+silent "encoder create" "encoder plugin 'silent': create" -- \
+	--source silent --encoder silent:create --sink "file:$T/s.mt"
+silent "encoder encode" "encoder plugin 'silent': encode" -- \
+	--source silent --encoder silent:encode --sink "file:$T/s.mt"
+silent "sink open" "sink plugin 'silent': open" -- \
+	--source "replay:$G" --sink silent:create
+silent "sink write" "sink plugin 'silent': write" -- \
+	--source "replay:$G" --sink silent:write
+silent "sink close" "sink plugin 'silent': close" -- \
+	--source "replay:$G" --sink silent:close
+expect_exit 0 "silent plugins that do not fail" -- env \
+	MEMTRACK_PLUGIN_PATH="$FIX:$MEMTRACK_PLUGIN_PATH" "$MT" --source silent \
+	--encoder silent --sink silent
+
 # report: figures of a small known trace.
 cat >"$T/known.jsonl" <<'JSON'
 {"pid":7,"tid":7,"timestamp":1,"addr":4096,"type":"Malloc","size":100}
