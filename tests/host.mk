@@ -21,6 +21,19 @@ tests_fixtures_encoder_unresolved_la_SOURCES = tests/fixtures/plugin-fixtures.c
 tests_fixtures_encoder_unresolved_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_UNRESOLVED
 tests_fixtures_encoder_unresolved_la_LDFLAGS = $(FIXTURE_FLAGS)
 
+# Plugins that fail without saying why: the host names them (test-cli.sh).
+check_LTLIBRARIES += tests/fixtures/source-silent.la \
+	tests/fixtures/encoder-silent.la tests/fixtures/sink-silent.la
+tests_fixtures_source_silent_la_SOURCES = tests/fixtures/silent.c
+tests_fixtures_source_silent_la_CPPFLAGS = $(AM_CPPFLAGS) -DSILENT_SOURCE
+tests_fixtures_source_silent_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_silent_la_SOURCES = tests/fixtures/silent.c
+tests_fixtures_encoder_silent_la_CPPFLAGS = $(AM_CPPFLAGS) -DSILENT_ENCODER
+tests_fixtures_encoder_silent_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_sink_silent_la_SOURCES = tests/fixtures/silent.c
+tests_fixtures_sink_silent_la_CPPFLAGS = $(AM_CPPFLAGS) -DSILENT_SINK
+tests_fixtures_sink_silent_la_LDFLAGS = $(FIXTURE_FLAGS)
+
 if HAVE_CHECK
 check_PROGRAMS += tests/test-plugin-loader
 TESTS += tests/test-plugin-loader
