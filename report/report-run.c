@@ -89,6 +89,10 @@ static int load(const struct mt_report_opts *o, const char *path,
 		mt_warn("%s: damaged; the report covers the %llu events before the damage",
 			path, (unsigned long long)r->events);
 	}
+	if (mt_rep_merge_sites(r) < 0) {
+		mt_warn("%s: out of memory: some sites that name the same frames are shown apart",
+			path);
+	}
 	if (r->too_many) {
 		mt_warn("%s: too many processes; the rest are left out", path);
 	}
