@@ -28,10 +28,24 @@
 
 #include "sym-dwarf.h"
 
+/* A function symbol, at its Dwfl address. */
+struct dw_sym {
+	GElf_Addr addr;
+	GElf_Xword size;
+	const char *name; /* libdwfl's, valid until dwfl_end() */
+	bool local;
+};
+
 struct mt_dw {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf_Addr bias; /* Dwfl address = ELF virtual address + bias */
+	/* the module's function symbols sorted by address, built at the
+	 * first lookup that needs them: dwfl_module_addrinfo() scans the
+	 * whole table on every call (cc1's 13,000 stacks took 20 s) */
+	struct dw_sym *syms;
+	size_t nsyms;
+	bool syms_read;
 };
 
 /* NULL: libdwfl's default, ":.debug:/usr/lib/debug" */
@@ -75,8 +89,92 @@ void mt_dw_close(struct mt_dw *d)
 {
 	if (d) {
 		dwfl_end(d->dwfl);
+		free(d->syms);
 		free(d);
 	}
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct dw_sym *x = a, *y = b;
+
+	if (x->addr != y->addr) {
+		return x->addr < y->addr ? -1 : 1;
+	}
+	/* of aliases, a sized one first, then an exported one: the name
+	 * callers use (_IO_doallocbuf, not __GI__IO_doallocbuf) */
+	if ((x->size == 0) != (y->size == 0)) {
+		return (x->size == 0) - (y->size == 0);
+	}
+	return (int)x->local - (int)y->local;
+}
+
+/* libdwfl's symbol table: the file's .symtab, else its debug file's,
+ * else .dynsym (and the minidebuginfo's), whichever it found best */
+static void read_syms(struct mt_dw *d)
+{
+	int n = dwfl_module_getsymtab(d->mod), i;
+
+	d->syms_read = true;
+	if (n <= 0) {
+		return;
+	}
+	d->syms = calloc((size_t)n, sizeof(*d->syms));
+	if (!d->syms) {
+		return; /* no memory: frames keep what DWARF says */
+	}
+	for (i = 1; i < n; i++) {
+		const char *name;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		GElf_Sym sym;
+
+		name = dwfl_module_getsym_info(d->mod, i, &sym, &addr, &shndx,
+					       NULL, NULL);
+		/* an undefined symbol's value is its PLT entry, in a
+		 * non-PIE executable: code that is not the function */
+		if (!name || !*name || !addr || shndx == SHN_UNDEF ||
+		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+		     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)) {
+			continue;
+		}
+		d->syms[d->nsyms++] = (struct dw_sym){
+			addr, sym.st_size, name,
+			GELF_ST_BIND(sym.st_info) == STB_LOCAL
+		};
+	}
+	qsort(d->syms, d->nsyms, sizeof(*d->syms), sym_cmp);
+}
+
+/* The function symbol containing addr, or NULL. */
+static const char *sym_at(struct mt_dw *d, GElf_Addr addr)
+{
+	size_t lo = 0, hi;
+
+	if (!d->syms_read) {
+		read_syms(d);
+	}
+	if (!d->nsyms || addr < d->syms[0].addr) {
+		return NULL;
+	}
+	/* the last symbol starting at or below addr */
+	hi = d->nsyms;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->syms[mid].addr <= addr) {
+			lo = mid;
+		} else {
+			hi = mid;
+		}
+	}
+	while (lo > 0 && d->syms[lo - 1].addr == d->syms[lo].addr) {
+		lo--; /* the sized one of aliases */
+	}
+	if (d->syms[lo].size && addr >= d->syms[lo].addr + d->syms[lo].size) {
+		return NULL;
+	}
+	return d->syms[lo].name;
 }
 
 static const char *die_name(Dwarf_Die *die)
@@ -84,15 +182,20 @@ static const char *die_name(Dwarf_Die *die)
 	Dwarf_Attribute a;
 	const char *name;
 
-	/* the linkage name: C++ names demangle to the qualified signature,
-	 * as the symbol table names them */
+	/* a C++ linkage name demangles to the qualified signature, as the
+	 * symbol table names it; any other is an assembler label (glibc's
+	 * __GI_ aliases), not the name in the source */
 	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
 						     &a));
 	if (!name) {
 		name = dwarf_formstring(
 			dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
 	}
-	return name ? name : dwarf_diename(die);
+	if (name && !strncmp(name, "_Z", 2)) {
+		return name;
+	}
+	name = dwarf_diename(die);
+	return name ? name : "??";
 }
 
 /* The file and line an inlined instance was called from. */
@@ -134,7 +237,9 @@ static char *abs_file(const char *dir, const char *file)
 	if (!file) {
 		return NULL;
 	}
-	if (file[0] == '/' || !dir || !*dir) {
+	/* a relative directory makes nothing more findable (glibc's
+	 * "./libio", whose files already begin with it) */
+	if (file[0] == '/' || !dir || dir[0] != '/') {
 		return strdup(file);
 	}
 	if (asprintf(&p, "%s/%s", dir, file) < 0) {
@@ -153,7 +258,9 @@ static bool put(struct mt_dw_func *out, size_t *n, size_t max,
 		return false;
 	}
 	f = &out[*n];
-	f->name = strdup(name ? name : "??");
+	/* "name@@GLIBC_2.2.5": the version is the symbol's, not the
+	 * function's name */
+	f->name = strndup(name ? name : "??", name ? strcspn(name, "@") : 2);
 	f->file = abs_file(dir, file);
 	f->line = line;
 	f->inlined = inlined;
@@ -176,8 +283,6 @@ size_t mt_dw_lookup(struct mt_dw *d, uint64_t vaddr, struct mt_dw_func *out,
 	Dwfl_Line *l;
 	size_t n = 0;
 	int nscopes, i, lineno;
-	GElf_Off symoff;
-	GElf_Sym esym;
 
 	l = dwfl_module_getsrc(d->mod, addr);
 	if (l) {
@@ -207,8 +312,7 @@ size_t mt_dw_lookup(struct mt_dw *d, uint64_t vaddr, struct mt_dw_func *out,
 	}
 	/* no DWARF function (or only inlined ones, cut): the symbol table
 	 * names the function the code belongs to */
-	sym = dwfl_module_addrinfo(d->mod, addr, &symoff, &esym, NULL, NULL,
-				   NULL);
+	sym = sym_at(d, addr);
 	if (sym) {
 		put(out, &n, max, sym, dir, file, line, false);
 	}
