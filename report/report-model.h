@@ -160,6 +160,8 @@ int mt_rep_collapsed(FILE *out, struct mt_rep *r,
 int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 	       bool inline_in_html);
 int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
+/* gzipped pprof profile.proto (report-pprof.c) */
+int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
 int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 		const struct mt_report_opts *o);
 

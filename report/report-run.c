@@ -21,7 +21,7 @@
 int mt_report_parse_format(const char *s, enum mt_report_format *out)
 {
 	static const char *const names[] = { "text", "json", "collapsed",
-					     "svg", "html" };
+					     "svg", "html", "pprof" };
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -131,6 +131,9 @@ int mt_report_run(const struct mt_report_opts *o)
 		break;
 	case MT_REPORT_HTML:
 		err = mt_rep_html(stdout, ra, o);
+		break;
+	case MT_REPORT_PPROF:
+		err = mt_rep_pprof(stdout, ra, o);
 		break;
 	default:
 		err = mt_rep_text(stdout, ra, o);

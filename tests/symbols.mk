@@ -10,5 +10,5 @@ tests_progs_sym_sites_CFLAGS = $(AM_CFLAGS) -g -fno-builtin
 tests_progs_sym_sites_nopie_SOURCES = tests/progs/sym-sites.c
 tests_progs_sym_sites_nopie_CFLAGS = $(AM_CFLAGS) -g -fno-builtin -fno-pie
 tests_progs_sym_sites_nopie_LDFLAGS = -no-pie
-TESTS += tests/test-symbols.sh
-dist_noinst_SCRIPTS += tests/test-symbols.sh
+TESTS += tests/test-symbols.sh tests/test-pprof.sh
+dist_noinst_SCRIPTS += tests/test-symbols.sh tests/test-pprof.sh
