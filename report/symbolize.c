@@ -642,7 +642,7 @@ static const struct resolved *resolve(struct mt_sym *s, const struct frame *fr)
 		return &s->unnamed;
 	}
 	/* a module index and an offset that fit the key are the cache's;
-	 * anything else (damage) is looked up every time it comes */
+	 * anything else is damage (no file is 16 TiB), left unnamed */
 	key = (uint64_t)fr->mod << 44 | fr->val;
 	if ((uint64_t)fr->mod >= (1u << 20) || fr->val >= (1ull << 44)) {
 		return &s->unnamed;
