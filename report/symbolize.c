@@ -97,6 +97,7 @@ struct frame {
 struct resolved {
 	size_t n;
 	struct mt_sym_func *funcs;
+	uint32_t same; /* the first entry (index) naming exactly the same */
 };
 
 struct stack {
@@ -120,6 +121,7 @@ struct mt_sym {
 	struct resolved **res;
 	size_t nres, res_cap;
 	struct resolved unnamed; /* nothing names it */
+	struct mt_idx_map same_idx; /* content hash -> first such entry */
 	bool canon_done;
 	char *(*demangle)(const char *, char *, size_t *, int *);
 	void *cxx;
@@ -178,6 +180,7 @@ void mt_sym_free(struct mt_sym *s)
 	}
 	free(s->res);
 	free(s->res_idx.slots);
+	free(s->same_idx.slots);
 	if (s->cxx) {
 		dlclose(s->cxx);
 	}
@@ -632,6 +635,60 @@ static struct resolved *resolve_new(struct mt_sym *s, int32_t mod,
 	return r;
 }
 
+static uint64_t str_hash(uint64_t h, const char *p)
+{
+	for (; p && *p; p++) {
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	}
+	return (h ^ 0xff) * 1099511628211ull;
+}
+
+static bool same_funcs(const struct resolved *a, const struct resolved *b)
+{
+	size_t i;
+
+	if (a->n != b->n) {
+		return false;
+	}
+	for (i = 0; i < a->n; i++) {
+		const struct mt_sym_func *x = &a->funcs[i], *y = &b->funcs[i];
+
+		if (x->line != y->line || x->inlined != y->inlined ||
+		    strcmp(x->name, y->name) || !x->file != !y->file ||
+		    (x->file && strcmp(x->file, y->file))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* r->same: the first entry that names exactly what r names (so shows
+ * alike), found by a hash of the names, files and lines. */
+static void note_same(struct mt_sym *s, struct resolved *r)
+{
+	uint64_t h = 14695981039346656037ull;
+	size_t i;
+	int64_t j;
+
+	if (!r->n) {
+		return; /* shown by its module and offset: like no other */
+	}
+	for (i = 0; i < r->n; i++) {
+		h = str_hash(h, r->funcs[i].name);
+		h = str_hash(h, r->funcs[i].file);
+		h = (h ^ r->funcs[i].line ^ (uint64_t)r->funcs[i].inlined << 32) *
+		    1099511628211ull;
+	}
+	for (; (j = mt_idx_get(&s->same_idx, h)) >= 0; h++) {
+		if (same_funcs(s->res[j], r)) {
+			r->same = s->res[j]->same;
+			return;
+		}
+	}
+	/* no memory: r stays apart, its stacks unmerged */
+	(void)mt_idx_put(&s->same_idx, h, r->same);
+}
+
 static const struct resolved *resolve(struct mt_sym *s, const struct frame *fr)
 {
 	struct resolved *r, **rs;
@@ -665,7 +722,9 @@ static const struct resolved *resolve(struct mt_sym *s, const struct frame *fr)
 		return NULL;
 	}
 	s->res = rs;
+	r->same = (uint32_t)s->nres;
 	s->res[s->nres++] = r;
+	note_same(s, r);
 	return r;
 }
 
@@ -779,71 +838,70 @@ size_t mt_sym_frames(struct mt_sym *s, uint32_t id, char *names, size_t len,
 	return at;
 }
 
-/* FNV-1a over the shown frames of a stack (into buf[max][len]) */
-static uint64_t shown_hash(struct mt_sym *s, uint32_t id, char *buf,
-			   size_t len, size_t max, size_t *n)
+/*
+ * What a stack shows, as numbers: per frame, the first resolved entry
+ * naming the same functions, files and lines (note_same()); a frame
+ * nothing names is shown by its module and offset, or its address. Two
+ * stacks show alike when their keys are equal. Into key[2 * n]; returns
+ * its FNV-1a hash.
+ */
+static uint64_t stack_key(struct mt_sym *s, const struct stack *st,
+			  uint64_t *key)
 {
 	uint64_t h = 14695981039346656037ull;
-	size_t i;
+	size_t i, k;
 
-	*n = mt_sym_frames(s, id, buf, len, max);
-	for (i = 0; i < *n; i++) {
-		const unsigned char *p = (const unsigned char *)buf + i * len;
+	for (i = 0; i < st->n; i++) {
+		const struct frame *f = &st->f[i];
+		const struct resolved *r = resolve(s, f);
 
-		for (; *p; p++) {
-			h = (h ^ *p) * 1099511628211ull;
+		if (r && r->n) {
+			key[2 * i] = 1;
+			key[2 * i + 1] = r->same;
+		} else if (f->mod >= 0) {
+			key[2 * i] = 2 | (uint64_t)(uint32_t)f->mod << 8;
+			key[2 * i + 1] = f->val;
+		} else {
+			key[2 * i] = 3;
+			key[2 * i + 1] = f->addr;
 		}
-		h = (h ^ 0xff) * 1099511628211ull;
+		for (k = 2 * i; k < 2 * i + 2; k++) {
+			h = (h ^ key[k]) * 1099511628211ull;
+		}
 	}
 	return h;
-}
-
-#define CANON_LEN 128
-#define CANON_MAX (MAX_FRAMES * 4)
-
-static bool same_rows(char (*a)[CANON_LEN], char (*b)[CANON_LEN], size_t na,
-		      size_t nb)
-{
-	size_t i;
-
-	if (na != nb) {
-		return false;
-	}
-	for (i = 0; i < na; i++) {
-		if (strcmp(a[i], b[i])) {
-			return false;
-		}
-	}
-	return true;
 }
 
 static void canon_all(struct mt_sym *s)
 {
 	struct mt_idx_map seen = { 0 };
-	char (*a)[CANON_LEN] = malloc(2 * CANON_MAX * CANON_LEN);
-	char (*b)[CANON_LEN] = a ? a + CANON_MAX : NULL;
-	size_t id, na, nb;
+	uint64_t *a = malloc(4 * MAX_FRAMES * sizeof(*a));
+	uint64_t *b = a ? a + 2 * MAX_FRAMES : NULL;
+	size_t id;
 
 	s->canon_done = true;
 	if (!a) {
 		return;
 	}
 	for (id = 1; id < s->stacks_cap; id++) {
+		struct stack *st = &s->stacks[id];
 		uint64_t h;
 		int64_t other;
 
-		if (!s->stacks[id].n) {
+		if (!st->n) {
 			continue;
 		}
-		s->stacks[id].canon = (uint32_t)id;
-		h = shown_hash(s, (uint32_t)id, a[0], CANON_LEN, CANON_MAX, &na);
+		st->canon = (uint32_t)id;
+		h = stack_key(s, st, a);
 		/* open chain on the hash: a collision (checked by
-		 * comparing the names) moves to the next key */
+		 * comparing the keys) moves to the next slot */
 		for (; (other = mt_idx_get(&seen, h)) >= 0; h++) {
-			(void)shown_hash(s, (uint32_t)other, b[0], CANON_LEN,
-					 CANON_MAX, &nb);
-			if (same_rows(a, b, na, nb)) {
-				s->stacks[id].canon = (uint32_t)other;
+			struct stack *o = &s->stacks[other];
+
+			(void)stack_key(s, o, b);
+			if (o->n == st->n &&
+			    !memcmp(a, b, 2 * st->n * sizeof(*a))) {
+				st->canon = (uint32_t)other;
 				break;
 			}
 		}
