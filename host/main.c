@@ -30,8 +30,8 @@ static void usage(FILE *out)
 		"Usage: memtrack [OPTIONS] -- CMD [ARGS...]   record CMD and every process it starts\n"
 		"       memtrack [OPTIONS] --source replay:FILE re-encode a recording\n"
 		"       memtrack dump FILE                   print events as JSON lines\n"
-		"       memtrack report FILE [--format text|json|collapsed|svg|html]\n"
-		"                       [--pid PID] [--weight bytes|count]\n"
+		"       memtrack report FILE [--format text|json|collapsed|svg|html|pprof]\n"
+		"                       [--pid PID] [--weight bytes|count] [--at end|peak]\n"
 		"                                            summarise a recording\n"
 		"       memtrack report --diff A B [--format text|json]\n"
 		"                                            compare two recordings per site\n"
@@ -190,6 +190,7 @@ static int cmd_report(int argc, char **argv)
 		{ "weight", required_argument, NULL, 'w' },
 		{ "diff", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "at", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mt_report_opts o = { .format = MT_REPORT_TEXT };
@@ -206,7 +207,7 @@ static int cmd_report(int argc, char **argv)
 			return 0;
 		case 'f':
 			if (mt_report_parse_format(optarg, &o.format) < 0) {
-				return usage_error("report --format '%s': want text, json, collapsed, svg or html",
+				return usage_error("report --format '%s': want text, json, collapsed, svg, html or pprof",
 						   optarg);
 			}
 			break;
@@ -215,6 +216,13 @@ static int cmd_report(int argc, char **argv)
 				return usage_error("report --weight '%s': want bytes or count",
 						   optarg);
 			}
+			break;
+		case 'a':
+			if (strcmp(optarg, "end") && strcmp(optarg, "peak")) {
+				return usage_error("report --at '%s': want end or peak",
+						   optarg);
+			}
+			o.at_peak = strcmp(optarg, "peak") == 0;
 			break;
 		case 'p':
 			errno = 0;

@@ -186,7 +186,9 @@
 		}
 		frames.forEach(function (f) {
 			lines.push('frame: ' + f.name);
-			if (f.name === target && !z) {
+			/* a function, with or without its (file:line) */
+			if (!z && (f.name === target ||
+				   f.name.indexOf(target + ' (') === 0)) {
 				z = f;
 			}
 		});

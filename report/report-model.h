@@ -74,9 +74,11 @@ struct mt_rep_site {
 	uint64_t temporary;           /* of which temporary */
 	uint64_t live, live_blocks;   /* now; at the end: leaks */
 	uint64_t at_peak;             /* live bytes at the global peak */
-	/* at_peak is computed lazily: snap is this site's live bytes at
-	 * the peak numbered gen (see note_site_change() in report.c). */
-	uint64_t snap, gen;
+	uint64_t at_peak_blocks;      /* and blocks */
+	/* at_peak is computed lazily: snap is this site's live bytes (and
+	 * blocks) at the peak numbered gen (see note_site_change() in
+	 * report.c). */
+	uint64_t snap, snap_blocks, gen;
 };
 
 struct mt_sym;
@@ -97,6 +99,7 @@ struct mt_rep {
 
 	struct mt_rep_site *sites;
 	size_t nsites;
+	bool sites_merged; /* mt_rep_merge_sites() done */
 
 	/* all processes together, at the same moment */
 	uint64_t live, peak, peak_ts, peak_gen;
@@ -107,6 +110,10 @@ struct mt_rep {
 	struct mt_rep_big big[MT_REP_TOP]; /* largest first */
 	size_t nbig;
 };
+
+/* Merge the sites whose stacks symbolize alike (report-sites.c); once,
+ * after mt_rep_finish(). Returns 0 or -ENOMEM (some left apart). */
+int mt_rep_merge_sites(struct mt_rep *r);
 
 /* Totals over processes; peak and peak_ts are the simultaneous ones. */
 void mt_rep_total(const struct mt_rep *r, struct mt_rep_proc *total);
@@ -155,6 +162,8 @@ int mt_rep_collapsed(FILE *out, struct mt_rep *r,
 int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 	       bool inline_in_html);
 int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
+/* gzipped pprof profile.proto (report-pprof.c) */
+int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
 int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 		const struct mt_report_opts *o);
 

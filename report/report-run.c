@@ -21,7 +21,7 @@
 int mt_report_parse_format(const char *s, enum mt_report_format *out)
 {
 	static const char *const names[] = { "text", "json", "collapsed",
-					     "svg", "html" };
+					     "svg", "html", "pprof" };
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -91,6 +91,10 @@ static int load(const struct mt_report_opts *o, const char *path,
 		mt_warn("%s: damaged; the report covers the %llu events before the damage",
 			path, (unsigned long long)r->events);
 	}
+	if (mt_rep_merge_sites(r) < 0) {
+		mt_warn("%s: out of memory: some sites that name the same frames are shown apart",
+			path);
+	}
 	if (r->too_many) {
 		mt_warn("%s: too many processes; the rest are left out", path);
 	}
@@ -129,6 +133,9 @@ int mt_report_run(const struct mt_report_opts *o)
 		break;
 	case MT_REPORT_HTML:
 		err = mt_rep_html(stdout, ra, o);
+		break;
+	case MT_REPORT_PPROF:
+		err = mt_rep_pprof(stdout, ra, o);
 		break;
 	default:
 		err = mt_rep_text(stdout, ra, o);

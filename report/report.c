@@ -453,6 +453,7 @@ static inline void note_site_change(struct mt_rep *r, struct mt_rep_site *s)
 {
 	if (s->gen != r->peak_gen) {
 		s->snap = s->live;
+		s->snap_blocks = s->live_blocks;
 		s->gen = r->peak_gen;
 	}
 }
@@ -760,6 +761,8 @@ struct mt_rep *mt_rep_finish(struct mt_rep_state *st)
 		struct mt_rep_site *s = &r->sites[i];
 
 		s->at_peak = s->gen == r->peak_gen ? s->snap : s->live;
+		s->at_peak_blocks = s->gen == r->peak_gen ? s->snap_blocks :
+							    s->live_blocks;
 	}
 	/* the block tables are only needed while reading */
 	free(st->live.slots);

@@ -11,6 +11,7 @@ enum mt_report_format {
 	MT_REPORT_COLLAPSED,
 	MT_REPORT_SVG,
 	MT_REPORT_HTML,
+	MT_REPORT_PPROF,
 };
 
 enum mt_report_weight {
@@ -23,6 +24,7 @@ struct mt_report_opts {
 	enum mt_report_weight weight;
 	bool has_pid;
 	int32_t pid;     /* with has_pid: only this process */
+	bool at_peak;    /* pprof's in-use values: at the peak, not the end */
 	const char *path;   /* the recording ('-': stdin) */
 	const char *diff_b; /* set: compare path (A) with diff_b (B) */
 };

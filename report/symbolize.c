@@ -6,10 +6,17 @@
  * into (module, file offset) through the process's mappings as the
  * recording knows them at that point (mappings come before the stacks that
  * use them, and an exec or a fork changes them later), and named only when
- * an output asks: the module's ELF file is opened once, its function
- * symbols (.symtab and .dynsym) sorted once, and each name demangled once.
- * A file whose build-id differs from the recorded one is not used (its
- * symbols would lie): its frames show as "file+0xoffset".
+ * an output asks: the module's file is opened once (one libdw handle per
+ * file, report/sym-dwarf.c) and each (module, offset) is looked up once,
+ * whatever the number of stacks through it (the `resolved` cache). A file
+ * whose build-id differs from the recorded one is not used (its symbols
+ * would lie): its frames show as "file+0xoffset".
+ *
+ * Every recorded address is a return address (both sources put the
+ * allocator's caller's return address first, see plugins/ebpf/README.md
+ * and plugins/preload/stack-unwind.c): the call is the instruction
+ * before it, so each is looked up at address - 1, which also keeps a call
+ * that ends a function (noreturn) from being named after the next one.
  *
  * C++ names are demangled with libstdc++'s __cxa_demangle, looked up at
  * run time so that memtrack does not link libstdc++; without it the
@@ -32,28 +39,24 @@
 #include <libelf.h>
 #endif
 
+#include "array.h"
 #include "log.h"
+#include "report-map.h"
+#include "sym-dwarf.h"
 #include "symbolize.h"
 #ifdef HAVE_LIBELF
-#include "array.h"
 #include "elf-build-id.h"
-#include "elf-symbols.h"
 #endif
 
 #define META_HDR 16
 #define MAX_STACK_ID (1u << 26) /* more is damage, not a recording */
 #define MAX_FRAMES 127
+#define MAX_INLINED 16 /* functions named at one address */
 
 /* MTKM record types (plugins/ebpf/stacks.c) */
 #define MAPS_EXEC 1
 #define MAPS_MAP 2
 #define MAPS_FORK 3
-
-struct fsym {
-	uint64_t addr, size;
-	const char *name; /* in the ELF string table */
-	char *shown;      /* demangled, lazily */
-};
 
 struct load {
 	uint64_t off, filesz, vaddr;
@@ -68,8 +71,7 @@ struct module {
 #ifdef HAVE_LIBELF
 	Elf *elf;
 #endif
-	struct fsym *syms;
-	size_t nsyms, syms_cap;
+	struct mt_dw *dw;
 	struct load *loads;
 	size_t nloads;
 };
@@ -88,12 +90,21 @@ struct proc {
 struct frame {
 	int32_t mod;  /* -1: the address is outside every known mapping */
 	uint64_t val; /* file offset in mod, or the address */
+	uint64_t addr, map_start, map_end, map_off;
+};
+
+/* What one (module, offset) names, shared by every stack through it. */
+struct resolved {
+	size_t n;
+	struct mt_sym_func *funcs;
+	uint32_t same; /* the first entry (index) naming exactly the same */
 };
 
 struct stack {
 	uint32_t n; /* 0: not in the table */
+	uint32_t canon; /* mt_sym_canon(), 0: not computed */
 	struct frame *f;
-	char **names; /* resolved, lazily */
+	struct mt_sym_loc *locs; /* resolved, lazily */
 };
 
 struct mt_sym {
@@ -105,6 +116,13 @@ struct mt_sym {
 	struct stack *stacks; /* by id */
 	size_t stacks_cap, nstacks;
 	bool warned_damage;
+	/* (module, offset) -> resolved */
+	struct mt_idx_map res_idx;
+	struct resolved **res;
+	size_t nres, res_cap;
+	struct resolved unnamed; /* nothing names it */
+	struct mt_idx_map same_idx; /* content hash -> first such entry */
+	bool canon_done;
 	char *(*demangle)(const char *, char *, size_t *, int *);
 	void *cxx;
 	bool demangle_tried;
@@ -128,10 +146,7 @@ void mt_sym_free(struct mt_sym *s)
 	for (i = 0; i < s->nmods; i++) {
 		struct module *m = &s->mods[i];
 
-		for (j = 0; j < m->nsyms; j++) {
-			free(m->syms[j].shown);
-		}
-		free(m->syms);
+		mt_dw_close(m->dw);
 		free(m->loads);
 #ifdef HAVE_LIBELF
 		if (m->elf) {
@@ -149,15 +164,23 @@ void mt_sym_free(struct mt_sym *s)
 	}
 	free(s->procs);
 	for (i = 0; i < s->stacks_cap; i++) {
-		if (s->stacks[i].names) {
-			for (j = 0; j < s->stacks[i].n; j++) {
-				free(s->stacks[i].names[j]);
-			}
-			free(s->stacks[i].names);
-		}
+		free(s->stacks[i].locs);
 		free(s->stacks[i].f);
 	}
 	free(s->stacks);
+	for (i = 0; i < s->nres; i++) {
+		struct resolved *r = s->res[i];
+
+		for (j = 0; j < r->n; j++) {
+			free((char *)r->funcs[j].name);
+			free((char *)r->funcs[j].file);
+		}
+		free(r->funcs);
+		free(r);
+	}
+	free(s->res);
+	free(s->res_idx.slots);
+	free(s->same_idx.slots);
 	if (s->cxx) {
 		dlclose(s->cxx);
 	}
@@ -380,7 +403,7 @@ bad:
 
 static struct frame locate(struct mt_sym *s, struct proc *pr, uint64_t addr)
 {
-	struct frame f = { -1, addr };
+	struct frame f = { -1, addr, addr, 0, 0, 0 };
 	size_t i;
 
 	if (!pr) {
@@ -393,6 +416,9 @@ static struct frame locate(struct mt_sym *s, struct proc *pr, uint64_t addr)
 		if (addr >= m->start && addr < m->end) {
 			f.mod = (int32_t)m->mod;
 			f.val = addr - m->start + m->off;
+			f.map_start = m->start;
+			f.map_end = m->end;
+			f.map_off = m->off;
 			break;
 		}
 	}
@@ -476,38 +502,7 @@ int mt_sym_meta(struct mt_sym *s, const void *data, size_t len,
 /* Names                                                               */
 /* ------------------------------------------------------------------ */
 
-static int fsym_cmp(const void *a, const void *b)
-{
-	const struct fsym *x = a, *y = b;
-
-	if (x->addr != y->addr) {
-		return x->addr < y->addr ? -1 : 1;
-	}
-	/* a sized symbol before its unsized aliases */
-	return (x->size == 0) - (y->size == 0);
-}
-
 #ifdef HAVE_LIBELF
-
-/* One function symbol of m's file, named. */
-static int module_sym(const GElf_Sym *sym, const char *name, void *arg)
-{
-	struct module *m = arg;
-	struct fsym *f;
-
-	if (!*name) {
-		return 0;
-	}
-	f = mt_array_grow(m->syms, &m->syms_cap, m->nsyms + 1, sizeof(*f));
-	if (!f) {
-		return -ENOMEM;
-	}
-	m->syms = f;
-	m->syms[m->nsyms++] = (struct fsym){ sym->st_value, sym->st_size,
-					     name, NULL };
-	return 0;
-}
-
 static void module_load(struct module *m)
 {
 	unsigned char bid[32];
@@ -548,10 +543,8 @@ static void module_load(struct module *m)
 						       ph.p_filesz,
 						       ph.p_vaddr };
 	}
-	/* out of memory: the symbols read so far still name frames */
-	(void)mt_elf_for_each_func(m->elf, module_sym, m);
-	qsort(m->syms, m->nsyms, sizeof(*m->syms), fsym_cmp);
-	m->usable = true;
+	m->dw = mt_dw_open(m->path);
+	m->usable = m->dw != NULL;
 }
 #else
 static void module_load(struct module *m)
@@ -560,130 +553,375 @@ static void module_load(struct module *m)
 }
 #endif
 
-/* The function containing file offset off of m, or NULL. */
-static struct fsym *module_find(struct module *m, uint64_t off)
+/* The ELF virtual address of file offset off of m; false: not loaded. */
+static bool module_vaddr(struct module *m, uint64_t off, uint64_t *va)
 {
-	uint64_t va = 0;
-	size_t i, lo, hi;
-	bool found = false;
+	size_t i;
 
 	if (!m->loaded) {
 		module_load(m);
 	}
 	if (!m->usable) {
-		return NULL;
+		return false;
 	}
 	for (i = 0; i < m->nloads; i++) {
 		const struct load *l = &m->loads[i];
 
 		if (off >= l->off && off < l->off + l->filesz) {
-			va = off - l->off + l->vaddr;
-			found = true;
-			break;
+			*va = off - l->off + l->vaddr;
+			return true;
 		}
 	}
-	if (!found || !m->nsyms || va < m->syms[0].addr) {
-		return NULL;
-	}
-	/* the last symbol starting at or below va */
-	lo = 0;
-	hi = m->nsyms;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-
-		if (m->syms[mid].addr <= va) {
-			lo = mid;
-		} else {
-			hi = mid;
-		}
-	}
-	while (lo > 0 && m->syms[lo - 1].addr == m->syms[lo].addr) {
-		lo--; /* the sized one of aliases */
-	}
-	if (m->syms[lo].size && va >= m->syms[lo].addr + m->syms[lo].size) {
-		return NULL;
-	}
-	return &m->syms[lo];
+	return false;
 }
 
-static const char *shown_name(struct mt_sym *s, struct fsym *f)
+/* name, demangled when it is a C++ name, malloc'd (NULL: no memory) */
+static char *demangled(struct mt_sym *s, char *name)
 {
-	if (f->shown) {
-		return f->shown;
-	}
-	if (!strncmp(f->name, "_Z", 2)) {
-		if (!s->demangle_tried) {
-			s->demangle_tried = true;
-			s->cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-			if (s->cxx) {
-				*(void **)&s->demangle =
-					dlsym(s->cxx, "__cxa_demangle");
-			}
-		}
-		if (s->demangle) {
-			int status = -1;
+	char *d;
+	int status = -1;
 
-			f->shown = s->demangle(f->name, NULL, NULL, &status);
-			if (status != 0) {
-				free(f->shown);
-				f->shown = NULL;
-			}
+	if (strncmp(name, "_Z", 2)) {
+		return name;
+	}
+	if (!s->demangle_tried) {
+		s->demangle_tried = true;
+		s->cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (s->cxx) {
+			*(void **)&s->demangle =
+				dlsym(s->cxx, "__cxa_demangle");
 		}
 	}
-	if (!f->shown) {
-		f->shown = strdup(f->name);
+	if (!s->demangle) {
+		return name;
 	}
-	return f->shown ? f->shown : f->name;
+	d = s->demangle(name, NULL, NULL, &status);
+	if (status != 0 || !d) {
+		free(d);
+		return name;
+	}
+	free(name);
+	return d;
 }
 
-static char *frame_name(struct mt_sym *s, const struct frame *fr)
+/* What offset off of module mod names (frames: the address - 1). */
+static struct resolved *resolve_new(struct mt_sym *s, int32_t mod,
+				    uint64_t off)
 {
-	char buf[512];
+	struct mt_dw_func f[MAX_INLINED];
+	struct resolved *r;
+	uint64_t va;
+	size_t n = 0, i;
 
-	if (fr->mod >= 0) {
-		struct module *m = &s->mods[fr->mod];
-		/* a return address: the call is the byte before it */
-		struct fsym *f = module_find(m, fr->val ? fr->val - 1 : 0);
-		const char *base;
-
-		if (f) {
-			return strdup(shown_name(s, f));
+	if (mod >= 0 && module_vaddr(&s->mods[mod], off ? off - 1 : 0, &va)) {
+		n = mt_dw_lookup(s->mods[mod].dw, va, f, MAX_INLINED);
+	}
+	r = calloc(1, sizeof(*r));
+	if (r && n) {
+		r->funcs = calloc(n, sizeof(*r->funcs));
+	}
+	if (!r || (n && !r->funcs)) {
+		for (i = 0; i < n; i++) {
+			free(f[i].name);
+			free(f[i].file);
 		}
-		base = strrchr(m->path, '/');
-		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64,
-			 base ? base + 1 : m->path, fr->val);
+		free(r);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		r->funcs[i] = (struct mt_sym_func){ demangled(s, f[i].name),
+						    f[i].file, f[i].line,
+						    f[i].inlined };
+	}
+	r->n = n;
+	return r;
+}
+
+static uint64_t str_hash(uint64_t h, const char *p)
+{
+	for (; p && *p; p++) {
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	}
+	return (h ^ 0xff) * 1099511628211ull;
+}
+
+static bool same_funcs(const struct resolved *a, const struct resolved *b)
+{
+	size_t i;
+
+	if (a->n != b->n) {
+		return false;
+	}
+	for (i = 0; i < a->n; i++) {
+		const struct mt_sym_func *x = &a->funcs[i], *y = &b->funcs[i];
+
+		if (x->line != y->line || x->inlined != y->inlined ||
+		    strcmp(x->name, y->name) || !x->file != !y->file ||
+		    (x->file && strcmp(x->file, y->file))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* r->same: the first entry that names exactly what r names (so shows
+ * alike), found by a hash of the names, files and lines. */
+static void note_same(struct mt_sym *s, struct resolved *r)
+{
+	uint64_t h = 14695981039346656037ull;
+	size_t i;
+	int64_t j;
+
+	if (!r->n) {
+		return; /* shown by its module and offset: like no other */
+	}
+	for (i = 0; i < r->n; i++) {
+		h = str_hash(h, r->funcs[i].name);
+		h = str_hash(h, r->funcs[i].file);
+		h = (h ^ r->funcs[i].line ^ (uint64_t)r->funcs[i].inlined << 32) *
+		    1099511628211ull;
+	}
+	for (; (j = mt_idx_get(&s->same_idx, h)) >= 0; h++) {
+		if (same_funcs(s->res[j], r)) {
+			r->same = s->res[j]->same;
+			return;
+		}
+	}
+	/* no memory: r stays apart, its stacks unmerged */
+	(void)mt_idx_put(&s->same_idx, h, r->same);
+}
+
+static const struct resolved *resolve(struct mt_sym *s, const struct frame *fr)
+{
+	struct resolved *r, **rs;
+	uint64_t key;
+	int64_t i;
+
+	if (fr->mod < 0) {
+		return &s->unnamed;
+	}
+	/* a module index and an offset that fit the key are the cache's;
+	 * anything else is damage (no file is 16 TiB), left unnamed */
+	key = (uint64_t)fr->mod << 44 | fr->val;
+	if ((uint64_t)fr->mod >= (1u << 20) || fr->val >= (1ull << 44)) {
+		return &s->unnamed;
+	}
+	i = mt_idx_get(&s->res_idx, key);
+	if (i >= 0) {
+		return s->res[i];
+	}
+	r = resolve_new(s, fr->mod, fr->val);
+	if (!r) {
+		return NULL;
+	}
+	rs = mt_array_grow(s->res, &s->res_cap, s->nres + 1, sizeof(*rs));
+	if (!rs || mt_idx_put(&s->res_idx, key, (uint32_t)s->nres) < 0) {
+		if (rs) {
+			s->res = rs;
+		}
+		free(r->funcs);
+		free(r);
+		return NULL;
+	}
+	s->res = rs;
+	r->same = (uint32_t)s->nres;
+	s->res[s->nres++] = r;
+	note_same(s, r);
+	return r;
+}
+
+size_t mt_sym_stack(struct mt_sym *s, uint32_t id,
+		    const struct mt_sym_loc **locs)
+{
+	struct stack *st;
+	size_t i;
+
+	if (!s || id >= s->stacks_cap || !s->stacks[id].n) {
+		return 0;
+	}
+	st = &s->stacks[id];
+	if (!st->locs) {
+		struct mt_sym_loc *l = calloc(st->n, sizeof(*l));
+
+		if (!l) {
+			return 0;
+		}
+		for (i = 0; i < st->n; i++) {
+			const struct frame *f = &st->f[i];
+			const struct resolved *r = resolve(s, f);
+
+			l[i] = (struct mt_sym_loc){ f->mod, f->addr, f->val,
+						    f->map_start, f->map_end,
+						    f->map_off, r ? r->n : 0,
+						    r ? r->funcs : NULL };
+		}
+		st->locs = l;
+	}
+	*locs = st->locs;
+	return st->n;
+}
+
+const char *mt_sym_module(const struct mt_sym *s, int32_t mod,
+			  const unsigned char **bid, size_t *bidlen)
+{
+	if (!s || mod < 0 || (size_t)mod >= s->nmods) {
+		*bid = NULL;
+		*bidlen = 0;
+		return NULL;
+	}
+	*bid = s->mods[mod].bid;
+	*bidlen = s->mods[mod].bidlen;
+	return s->mods[mod].path;
+}
+
+/* "function (file.c:12)": the file's last component, as a debugger's
+ * backtrace shows it */
+static void func_shown(const struct mt_sym_func *f, char *buf, size_t len)
+{
+	const char *file = f->file ? strrchr(f->file, '/') : NULL;
+	const char *tag = f->inlined ? " [inlined]" : "";
+
+	file = file ? file + 1 : f->file;
+	if (file && f->line) {
+		snprintf(buf, len, "%s (%s:%u)%s", f->name, file, f->line, tag);
+	} else if (file) {
+		snprintf(buf, len, "%s (%s)%s", f->name, file, tag);
 	} else {
-		snprintf(buf, sizeof(buf), "0x%" PRIx64, fr->val);
+		snprintf(buf, len, "%s%s", f->name, tag);
 	}
-	return strdup(buf);
+}
+
+static void loc_unnamed(struct mt_sym *s, const struct mt_sym_loc *l,
+			char *buf, size_t len)
+{
+	if (l->mod >= 0) {
+		const char *path = s->mods[l->mod].path;
+		const char *base = strrchr(path, '/');
+
+		snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : path,
+			 l->off);
+	} else {
+		snprintf(buf, len, "0x%" PRIx64, l->addr);
+	}
 }
 
 size_t mt_sym_frames(struct mt_sym *s, uint32_t id, char *names, size_t len,
 		     size_t max)
 {
-	struct stack *st;
-	size_t i, n;
+	const struct mt_sym_loc *locs;
+	size_t nl = mt_sym_stack(s, id, &locs), total = 0, i, k, at;
 
-	if (!s || id >= s->stacks_cap || !s->stacks[id].n || !len) {
+	if (!nl || !len || !max) {
 		return 0;
 	}
-	st = &s->stacks[id];
-	if (!st->names) {
-		st->names = calloc(st->n, sizeof(*st->names));
-		if (!st->names) {
-			return 0;
-		}
-		for (i = 0; i < st->n; i++) {
-			st->names[i] = frame_name(s, &st->f[i]);
-		}
+	for (i = 0; i < nl; i++) {
+		total += locs[i].nfuncs ? locs[i].nfuncs : 1;
 	}
-	/* the stack is innermost first; the output root first, and when it
-	 * must be cut, the innermost frames are the ones kept */
-	n = st->n < max ? st->n : max;
-	for (i = 0; i < n; i++) {
-		const char *nm = st->names[n - 1 - i];
+	/* root first; when the stack must be cut, the innermost frames are
+	 * the ones kept: skip total - max from the root end */
+	at = 0;
+	for (i = nl; i-- > 0;) {
+		const struct mt_sym_loc *l = &locs[i];
+		size_t nf = l->nfuncs ? l->nfuncs : 1;
 
-		snprintf(names + i * len, len, "%s", nm ? nm : "?");
+		for (k = nf; k-- > 0;) {
+			if (total > max) {
+				total--;
+				continue;
+			}
+			if (l->nfuncs) {
+				func_shown(&l->funcs[k], names + at * len, len);
+			} else {
+				loc_unnamed(s, l, names + at * len, len);
+			}
+			at++;
+		}
 	}
-	return n;
+	return at;
+}
+
+/*
+ * What a stack shows, as numbers: per frame, the first resolved entry
+ * naming the same functions, files and lines (note_same()); a frame
+ * nothing names is shown by its module and offset, or its address. Two
+ * stacks show alike when their keys are equal. Into key[2 * n]; returns
+ * its FNV-1a hash.
+ */
+static uint64_t stack_key(struct mt_sym *s, const struct stack *st,
+			  uint64_t *key)
+{
+	uint64_t h = 14695981039346656037ull;
+	size_t i, k;
+
+	for (i = 0; i < st->n; i++) {
+		const struct frame *f = &st->f[i];
+		const struct resolved *r = resolve(s, f);
+
+		if (r && r->n) {
+			key[2 * i] = 1;
+			key[2 * i + 1] = r->same;
+		} else if (f->mod >= 0) {
+			key[2 * i] = 2 | (uint64_t)(uint32_t)f->mod << 8;
+			key[2 * i + 1] = f->val;
+		} else {
+			key[2 * i] = 3;
+			key[2 * i + 1] = f->addr;
+		}
+		for (k = 2 * i; k < 2 * i + 2; k++) {
+			h = (h ^ key[k]) * 1099511628211ull;
+		}
+	}
+	return h;
+}
+
+static void canon_all(struct mt_sym *s)
+{
+	struct mt_idx_map seen = { 0 };
+	uint64_t *a = malloc(4 * MAX_FRAMES * sizeof(*a));
+	uint64_t *b = a ? a + 2 * MAX_FRAMES : NULL;
+	size_t id;
+
+	s->canon_done = true;
+	if (!a) {
+		return;
+	}
+	for (id = 1; id < s->stacks_cap; id++) {
+		struct stack *st = &s->stacks[id];
+		uint64_t h;
+		int64_t other;
+
+		if (!st->n) {
+			continue;
+		}
+		st->canon = (uint32_t)id;
+		h = stack_key(s, st, a);
+		/* open chain on the hash: a collision (checked by
+		 * comparing the keys) moves to the next slot */
+		for (; (other = mt_idx_get(&seen, h)) >= 0; h++) {
+			struct stack *o = &s->stacks[other];
+
+			(void)stack_key(s, o, b);
+			if (o->n == st->n &&
+			    !memcmp(a, b, 2 * st->n * sizeof(*a))) {
+				st->canon = (uint32_t)other;
+				break;
+			}
+		}
+		if (other < 0 && mt_idx_put(&seen, h, (uint32_t)id) < 0) {
+			break; /* no memory: the rest stay apart */
+		}
+	}
+	free(seen.slots);
+	free(a);
+}
+
+uint32_t mt_sym_canon(struct mt_sym *s, uint32_t id)
+{
+	if (!s || id >= s->stacks_cap || !s->stacks[id].n) {
+		return id;
+	}
+	if (!s->canon_done) {
+		canon_all(s);
+	}
+	return s->stacks[id].canon ? s->stacks[id].canon : id;
 }

@@ -607,3 +607,27 @@ int ebpf_run_shell(const char *cmd, char **out, char **err)
 	unlink(efile);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
+
+void ebpf_strip_lines(char *s)
+{
+	char *w = s, *r = s;
+
+	while (*r) {
+		if (r[0] == ' ' && r[1] == '(') {
+			char *e = r + 2;
+
+			while (*e && !strchr("();\n", *e)) {
+				e++;
+			}
+			if (*e == ')') {
+				r = e + 1;
+				if (!strncmp(r, " [inlined]", 10)) {
+					r += 10;
+				}
+				continue;
+			}
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+}

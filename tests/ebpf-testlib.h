@@ -79,4 +79,9 @@ size_t ebpf_count_size(const struct ebpf_trace *t, uint64_t size);
  * (malloc'd) in *err. Returns its exit status, 128 when a signal ended it. */
 int ebpf_run_shell(const char *cmd, char **out, char **err);
 
+/* The frames of report output s without their " (file:line)" and
+ * " [inlined]", in place: the function names alone, for the tests that
+ * compare names (tests/test-symbols.sh checks the lines). */
+void ebpf_strip_lines(char *s);
+
 #endif

@@ -93,7 +93,7 @@ endif
 
 # tests/test-preload-stacks: --source preload --stacks, end to end, on
 # programs built -O2 -fomit-frame-pointer (whole stacks from .eh_frame)
-PSTK_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -fomit-frame-pointer \
+PSTK_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -g -O2 -fomit-frame-pointer \
 	-fno-builtin
 PSTK_PROGS = tests/progs/pstk-chain tests/progs/pstk-chain-nopie \
 	tests/progs/pstk-chain-cxx

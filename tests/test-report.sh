@@ -263,7 +263,7 @@ expect_exit 2 "bad --pid" -- "$MT" report --pid x "$T/a.mt"
 expect_exit 2 "--diff with one file" -- "$MT" report --diff "$T/a.mt"
 expect_exit 2 "two files without --diff" -- "$MT" report "$T/a.mt" "$T/b.mt"
 expect_exit 0 "--help documents report" -- "$MT" --help
-has "$T/out" "help" "report FILE \[--format text\|json\|collapsed\|svg\|html\]" \
+has "$T/out" "help" "report FILE \[--format text\|json\|collapsed\|svg\|html\|pprof\]" \
 	"report --diff A B" "damaged file"
 
 finish

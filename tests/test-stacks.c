@@ -57,6 +57,7 @@ static char *report(const char *file, const char *format, char **err)
 	rc = ebpf_run_shell(cmd, &out, err);
 	ck_assert_msg(rc == 0, "report exited %d: %s", rc, *err);
 	free(cmd);
+	ebpf_strip_lines(out);
 	return out;
 }
 

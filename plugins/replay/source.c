@@ -11,6 +11,13 @@
  * An artifact is decoded in the first read() call: the decoder pushes
  * events as it goes, so the chunk limit does not apply to it. Replay has no
  * producers to keep waiting, so that costs nothing.
+ *
+ * Every metadata frame of an artifact (the stack table and mappings of a
+ * --stacks recording, a run summary, any skippable frame) is carried into
+ * the output at its place among the events, through mt_emitter.meta: a
+ * stack's frames are named through the mappings that came before it, so
+ * the copy reports what the original reports. The payload is kept byte
+ * for byte; the frame's magic variant becomes the host's.
  */
 #include "config.h"
 
@@ -95,6 +102,27 @@ static int emit_events(void *ctx, const struct mt_event *events, size_t n)
 			return 1;
 		}
 		*ev = events[i];
+	}
+	return 0;
+}
+
+static int emit_meta(void *ctx, unsigned int variant, const void *data,
+		     size_t len)
+{
+	struct replay *r = ctx;
+	int err;
+
+	(void)variant;
+	if (!r->em->meta) {
+		return 0; /* a host without metadata: nothing to keep it in */
+	}
+	err = r->em->meta(r->em, data, len);
+	if (err < 0) {
+		r->host->log(r->host, MT_LOG_ERROR, PLUGIN,
+			     "%s: a metadata frame of %zu bytes cannot be copied: %s",
+			     r->path, len, strerror(-err));
+		r->emit_err = err;
+		return 1;
 	}
 	return 0;
 }
@@ -204,7 +232,7 @@ static int replay_read(void *state, struct mt_emitter *em, size_t max,
 	}
 	r->em = em;
 	err = r->host->decode(r->host, NULL, r->fd, r->path, emit_events,
-			      NULL, r);
+			      emit_meta, r);
 	close(r->fd);
 	r->fd = -1;
 	*flags |= MT_SOURCE_EOF;
