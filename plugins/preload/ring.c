@@ -351,8 +351,14 @@ void pl_reader_init(struct pl_reader *rd, struct pl_shm *shm)
 
 const struct mt_event *pl_ring_peek(struct pl_reader *rd)
 {
-	struct mt_event *slot = &rd->slots[rd->tail & rd->mask];
-	uint32_t lap = (uint32_t)(rd->tail >> rd->shm->shift);
+	return pl_ring_peek_at(rd, 0);
+}
+
+const struct mt_event *pl_ring_peek_at(struct pl_reader *rd, uint64_t i)
+{
+	uint64_t pos = rd->tail + i;
+	struct mt_event *slot = &rd->slots[pos & rd->mask];
+	uint32_t lap = (uint32_t)(pos >> rd->shm->shift);
 	uint64_t w = __atomic_load_n(slot_word(slot), __ATOMIC_ACQUIRE);
 
 	if (w != pl_word(lap, PL_COMMITTED, pl_word_tid(w))) {

@@ -62,6 +62,10 @@ void pl_reader_init(struct pl_reader *rd, struct pl_shm *shm);
  * is still being written). */
 const struct mt_event *pl_ring_peek(struct pl_reader *rd);
 
+/* The committed event i positions past the tail, or NULL: what
+ * pl_ring_peek() returns after i advances, without taking them. */
+const struct mt_event *pl_ring_peek_at(struct pl_reader *rd, uint64_t i);
+
 /* Give the slot pl_ring_peek() returned back to the producers. */
 void pl_ring_advance(struct pl_reader *rd);
 
