@@ -295,8 +295,12 @@ static void finish_recording(struct run *r)
 	get_source_stats(r, &ss);
 	detach_source(r);
 	if (ss.dropped) {
-		mt_err("%" PRIu64 " events were lost: the ring overflowed (a larger --ring-size or lower --high-watermark keeps them)",
-		       ss.dropped);
+		/* advise only the options the source takes */
+		mt_err("%" PRIu64 " events were lost: the ring overflowed (a larger --ring-size%s keeps them)",
+		       ss.dropped,
+		       r->src->flags & MT_SOURCE_NO_WATERMARKS ?
+			       "" :
+			       " or lower --high-watermark");
 		set_error(r, -ENOBUFS);
 	}
 	/* Frames all written: the summary's figures are then final. */

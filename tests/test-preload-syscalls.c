@@ -302,6 +302,38 @@ START_TEST(test_bpf_needs_root)
 }
 END_TEST
 
+/*
+ * Syscall records lost (the BPF ring full: a consumer slowed to one event
+ * per 50 ms stops reading it once its staging is full, while 600k records
+ * come): memtrack exits 1 and says what was lost, advising --ring-size and
+ * never --high-watermark, which the preload source refuses.
+ */
+START_TEST(test_loss_message)
+{
+	char cmd[8192], *out = NULL, *err = NULL;
+	int status;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s/memtrack --source %s --chunk 1 --throttle-us 50000 --sink file:/dev/null -- %s 300000",
+		 ebpf_builddir(), BPF_SOURCE, ebpf_prog("alloc-mmap"));
+	status = ebpf_run_shell(cmd, &out, &err);
+	ck_assert_msg(status == 1 && strstr(err, "events were lost"),
+		      "%s: exit 1 and a loss expected, exited %d:\n%s", cmd,
+		      status, err);
+	ck_assert_msg(strstr(err, "records lost: the BPF syscall ring") &&
+			      strstr(err, "a larger --ring-size keeps them"),
+		      "the cause and its cure expected:\n%s", err);
+	ck_assert_msg(!strstr(err, "watermark"),
+		      "a watermark advised to a source that has none:\n%s",
+		      err);
+	/* the refusal names why */
+	ck_assert(ebpf_memtrack_refuses("--source preload --high-watermark 50%",
+					"no watermarks"));
+	free(out);
+	free(err);
+}
+END_TEST
+
 static Suite *preload_syscalls_suite(void)
 {
 	Suite *s = suite_create("preload-syscalls");
@@ -315,6 +347,7 @@ static Suite *preload_syscalls_suite(void)
 	tcase_add_test(tc, test_large_malloc);
 	tcase_add_test(tc, test_libc_mode);
 	tcase_add_test(tc, test_bpf_needs_root);
+	tcase_add_test(tc, test_loss_message);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -147,6 +147,9 @@ struct mt_target {
 /* Source descriptor flags */
 #define MT_SOURCE_NEEDS_COMMAND (1u << 0) /* "-- CMD" is required */
 #define MT_SOURCE_NO_COMMAND (1u << 1)    /* "-- CMD" is refused */
+/* no watermarks: producers wait in place when the ring is full, so
+ * --high-watermark and --low-watermark are refused and never advised */
+#define MT_SOURCE_NO_WATERMARKS (1u << 2)
 
 /* Counters a source keeps, read by the host between reads (--stats). */
 struct mt_source_stats {

@@ -807,6 +807,11 @@ uint64_t pl_syscalls_dropped(struct pl_syscalls *sc)
 	return __atomic_load_n(&sc->skel->bss->dropped, __ATOMIC_RELAXED);
 }
 
+size_t pl_syscalls_ring_size(struct pl_syscalls *sc)
+{
+	return sc->ring_size;
+}
+
 uint64_t pl_syscalls_used(struct pl_syscalls *sc)
 {
 	return (b_prod(sc) - sc->cons_pos) +
@@ -968,6 +973,12 @@ void pl_syscalls_set_enabled(struct pl_syscalls *sc, int enabled)
 }
 
 uint64_t pl_syscalls_dropped(struct pl_syscalls *sc)
+{
+	(void)sc;
+	return 0;
+}
+
+size_t pl_syscalls_ring_size(struct pl_syscalls *sc)
 {
 	(void)sc;
 	return 0;
