@@ -114,11 +114,13 @@ static size_t mmap_sizes(const struct ebpf_trace *t, uint64_t **out)
 /*
  * prog under both sources: Munmap and Brk equal in count and bytes, every
  * Mmap of the eBPF recording there under preload, and no other Mmap but
- * one of at most 16 KiB. That one is ld.so's: the interposer's libraries
- * (libunwind, libgcc_s, liblzma; their own mappings are filtered, see
- * plugins/preload/selfdeps.c) are more objects for the loader's startup
- * allocator, which may then take one more anonymous page run before the
- * program's first instruction; nothing tells it from the program's own.
+ * one of at most 16 KiB. That one is ld.so's: the interposer and its
+ * libraries (libgcc_s; with --stacks libunwind, liblzma; their own
+ * mappings are filtered, see plugins/preload/selfdeps.c) are more link
+ * maps and static TLS for the loader's start-up allocator, which may then
+ * map one more anonymous page run (or a larger one: the main thread's TLS
+ * block) before the program's first instruction; nothing tells it from
+ * the program's own (docs/architecture.md, "The preload source").
  * Every call the program reports is recorded exactly.
  */
 static void check_like_ebpf(const char *prog)
