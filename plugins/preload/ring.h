@@ -14,7 +14,8 @@
 #include "shm.h"
 
 /* Lay out an empty ring of nslots (a power of two) slots at slots_offset
- * in shm, whose other fields the caller sets. */
+ * in shm, whose other fields the caller sets. The slots must be zero (a
+ * fresh memfd or anonymous mapping): they are not written. */
 void pl_ring_init(struct pl_shm *shm, uint64_t nslots, uint64_t slots_offset);
 
 /* ---- producers (the interposer) ---- */
