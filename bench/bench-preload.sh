@@ -144,6 +144,48 @@ awk -v l="$loop" -v a="$alone" -v e="$ev" \
 	printf "     waits on a full ring %s (%.3f s), encoders %.3f s, writer %.3f s, memtrack run %.3f s\n", waits == "" ? "?" : waits, wait_ns / 1e9, enc / 1e9, wr / 1e9, secs
 }'
 
+# The same in CPU time, which a loaded machine does not blur: one more run
+# under perf (task-clock every 0.1 ms), samples summed per thread and
+# library. memtrack's first thread is the poller; those in libzstd are the
+# encoders; the writer is the rest.
+if command -v perf >/dev/null 2>&1 &&
+	perf record -q -e task-clock -c 100000 -o "$tmp/perf.data" -- \
+		"$memtrack" -q --source preload --sink file:"$tmp/out.mt" \
+		-- "$work" "$pairs" >/dev/null 2>&1; then
+	perf report -i "$tmp/perf.data" --sort pid,dso --stdio \
+		-F period,pid,dso 2>/dev/null | grep -v '^#' | grep . |
+		awk -v e="$ev" -v prog="$(basename "$work")" '
+		{
+			split($2, f, ":"); tid = f[1] + 0; comm = f[2]; ns = $1
+			if (comm == prog) {
+				p += ns
+				if ($3 == "[vdso]") pclk += ns
+				else if ($3 ~ /preload/) phook += ns
+				else if ($3 ~ /^libc/) plibc += ns
+				else if ($3 ~ /kernel/) pk += ns
+				next
+			}
+			if (comm != "memtrack") next
+			cpu[tid] += ns
+			if ($3 ~ /^libzstd/) { zstd[tid] += ns; enc[tid] = 1 }
+			if ($3 ~ /msgpack/) pack[tid] += ns
+			if ($3 ~ /source-preload/) ring[tid] += ns
+			if ($3 ~ /kernel/) kern[tid] += ns
+			if (!main || tid < main) main = tid
+		}
+		END {
+			for (t in cpu) {
+				if (t + 0 == main) continue
+				if (enc[t]) { en += cpu[t]; ez += zstd[t]; ep += pack[t] }
+				else wr += cpu[t]
+			}
+			printf "   CPU per event (perf, one more run): program %.0f ns (timestamps %.0f, interposer %.0f, libc %.0f, kernel %.0f),\n", p / e, pclk / e, phook / e, plibc / e, pk / e
+			printf "     poller %.0f ns (reading the ring %.0f, kernel %.0f), encoders %.0f ns (zstd %.0f, msgpack %.0f), writer %.0f ns\n", cpu[main] / e, ring[main] / e, kern[main] / e, en / e, ez / e, ep / e, wr / e
+		}'
+else
+	echo "   (perf is not installed or not allowed: no CPU breakdown)"
+fi
+
 if [ "$have_jq" = 1 ]; then
 	ev=$(num events "$tmp/stats.jq")
 	alone=$(median "$tmp/jq_alone.ns")

@@ -299,6 +299,13 @@ static void detach_source(struct run *r)
 	}
 }
 
+/* A source of ABI 1.2 says whether it has watermarks; an older one gets
+ * every option, so it is advised them too. */
+static bool takes_watermarks(const struct mt_source_ops *src)
+{
+	return src->abi_minor < 2 || (src->flags & MT_SOURCE_TAKES_WATERMARKS);
+}
+
 /*
  * End the recording: read what the source still holds, check nothing was
  * lost, store the summary, complete the file. Called once, at the end of
@@ -322,8 +329,11 @@ static void finish_recording(struct run *r)
 	get_source_stats(r, &ss);
 	detach_source(r);
 	if (ss.dropped) {
-		mt_err("%" PRIu64 " events were lost: the ring overflowed (a larger --ring-size or lower --high-watermark keeps them)",
-		       ss.dropped);
+		/* advise only the options the source takes */
+		mt_err("%" PRIu64 " events were lost: the ring overflowed (a larger --ring-size%s keeps them)",
+		       ss.dropped,
+		       takes_watermarks(r->src) ? " or lower --high-watermark" :
+						   "");
 		set_error(r, -ENOBUFS);
 	}
 	/* Frames all written: the summary's figures are then final. */

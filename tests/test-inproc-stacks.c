@@ -606,6 +606,8 @@ static struct {
 	pthread_barrier_t go;
 	uint64_t frames[16];
 	int round;
+	int64_t hold_ns; /* the sender holds its claim this long ... */
+	int hold_asleep; /* ... asleep (1) or spinning, runnable (0) */
 	int64_t published_at;
 	int results[RACERS];
 	uint32_t ids[RACERS];
@@ -624,6 +626,14 @@ static void *racer(void *arg)
 		/* the record goes out now; slow it down so that the other
 		 * threads must wait for it */
 		usleep(race.round == 0 ? 3000 : 0);
+		if (race.hold_asleep) {
+			usleep((useconds_t)(race.hold_ns / 1000));
+		} else if (race.hold_ns) {
+			int64_t until = now_ns() + race.hold_ns;
+
+			while (now_ns() < until) {
+			}
+		}
 		__atomic_store_n(&race.published_at, now_ns(),
 				 __ATOMIC_SEQ_CST);
 		mtpl_stack_publish(&race.t, &ref);
@@ -670,6 +680,79 @@ START_TEST(table_race_one_new)
 	}
 	ck_assert_uint_eq(ids, 200);
 	ck_assert_uint_eq(race.t.resent, 0);
+	mtpl_stack_table_destroy(&race.t);
+}
+END_TEST
+
+/* One round of RACERS threads on a new stack, its sender holding its
+ * claim hold_ns, asleep or runnable; returns how many got it NEW. */
+static int race_once(int64_t hold_ns, int asleep, uint64_t seed)
+{
+	pthread_t th[RACERS];
+	int i, nnew = 0;
+
+	race.round = 1;
+	race.hold_ns = hold_ns;
+	race.hold_asleep = asleep;
+	fake_stack(race.frames, 16, seed);
+	pthread_barrier_init(&race.go, NULL, RACERS);
+	for (i = 0; i < RACERS; i++) {
+		pthread_create(&th[i], NULL, racer, (void *)(intptr_t)i);
+	}
+	for (i = 0; i < RACERS; i++) {
+		pthread_join(th[i], NULL);
+	}
+	pthread_barrier_destroy(&race.go);
+	for (i = 0; i < RACERS; i++) {
+		ck_assert_int_ge(race.results[i], 0);
+		nnew += race.results[i] == MTPL_STACK_NEW;
+	}
+	race.hold_ns = 0;
+	race.hold_asleep = 0;
+	return nnew;
+}
+
+/* A sender that is slow but runnable (preempted on a loaded machine, here
+ * spinning 40 ms, four times the give-up) is waited for: one record, one
+ * id. With a wall-clock give-up the others sent it again. */
+START_TEST(table_waits_for_runnable_sender)
+{
+	uint32_t ids = 0;
+	int i;
+
+	ck_assert_int_eq(mtpl_stack_table_init(&race.t, 16, 1 << 20, &ids),
+			 0);
+	ck_assert_int_eq(race_once(40 * 1000000ll, 0, 7001), 1);
+	for (i = 0; i < RACERS; i++) {
+		ck_assert_uint_eq(race.ids[i], race.ids[0]);
+		if (race.results[i] == MTPL_STACK_KNOWN) {
+			ck_assert_int_ge(race.done_at[i], race.published_at);
+		}
+	}
+	ck_assert_uint_eq(race.t.resent, 0);
+	ck_assert_uint_eq(ids, 1);
+	mtpl_stack_table_destroy(&race.t);
+}
+END_TEST
+
+/* A sender asleep with its claim (waiting for room in the ring, or for a
+ * lock a waiter holds) is given up on after 10 ms asleep: the others send
+ * the stack again under fresh ids rather than hang. */
+START_TEST(table_gives_up_on_sleeping_sender)
+{
+	uint32_t ids = 0;
+	int i, j;
+
+	ck_assert_int_eq(mtpl_stack_table_init(&race.t, 16, 1 << 20, &ids),
+			 0);
+	ck_assert_int_eq(race_once(300 * 1000000ll, 1, 7002), RACERS);
+	ck_assert_uint_eq(race.t.resent, RACERS - 1);
+	ck_assert_uint_eq(ids, RACERS);
+	for (i = 0; i < RACERS; i++) {
+		for (j = i + 1; j < RACERS; j++) {
+			ck_assert_uint_ne(race.ids[i], race.ids[j]);
+		}
+	}
 	mtpl_stack_table_destroy(&race.t);
 }
 END_TEST
@@ -1192,6 +1275,8 @@ static Suite *inproc_stacks_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, table_same_and_distinct);
 	tcase_add_test(tc, table_race_one_new);
+	tcase_add_test(tc, table_waits_for_runnable_sender);
+	tcase_add_test(tc, table_gives_up_on_sleeping_sender);
 	tcase_add_test(tc, table_full_falls_back);
 	tcase_add_test(tc, table_ids_run_out);
 	tcase_add_test(tc, table_fork_midway);

@@ -114,11 +114,13 @@ static size_t mmap_sizes(const struct ebpf_trace *t, uint64_t **out)
 /*
  * prog under both sources: Munmap and Brk equal in count and bytes, every
  * Mmap of the eBPF recording there under preload, and no other Mmap but
- * one of at most 16 KiB. That one is ld.so's: the interposer's libraries
- * (libunwind, libgcc_s, liblzma; their own mappings are filtered, see
- * plugins/preload/selfdeps.c) are more objects for the loader's startup
- * allocator, which may then take one more anonymous page run before the
- * program's first instruction; nothing tells it from the program's own.
+ * one of at most 16 KiB. That one is ld.so's: the interposer and its
+ * libraries (libgcc_s; with --stacks libunwind, liblzma; their own
+ * mappings are filtered, see plugins/preload/selfdeps.c) are more link
+ * maps and static TLS for the loader's start-up allocator, which may then
+ * map one more anonymous page run (or a larger one: the main thread's TLS
+ * block) before the program's first instruction; nothing tells it from
+ * the program's own (docs/architecture.md, "The preload source").
  * Every call the program reports is recorded exactly.
  */
 static void check_like_ebpf(const char *prog)
@@ -302,6 +304,38 @@ START_TEST(test_bpf_needs_root)
 }
 END_TEST
 
+/*
+ * Syscall records lost (the BPF ring full: a consumer slowed to one event
+ * per 50 ms stops reading it once its staging is full, while 600k records
+ * come): memtrack exits 1 and says what was lost, advising --ring-size and
+ * never --high-watermark, which the preload source refuses.
+ */
+START_TEST(test_loss_message)
+{
+	char cmd[8192], *out = NULL, *err = NULL;
+	int status;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s/memtrack --source %s --chunk 1 --throttle-us 50000 --sink file:/dev/null -- %s 300000",
+		 ebpf_builddir(), BPF_SOURCE, ebpf_prog("alloc-mmap"));
+	status = ebpf_run_shell(cmd, &out, &err);
+	ck_assert_msg(status == 1 && strstr(err, "events were lost"),
+		      "%s: exit 1 and a loss expected, exited %d:\n%s", cmd,
+		      status, err);
+	ck_assert_msg(strstr(err, "records lost: the BPF syscall ring") &&
+			      strstr(err, "a larger --ring-size keeps them"),
+		      "the cause and its cure expected:\n%s", err);
+	ck_assert_msg(!strstr(err, "watermark"),
+		      "a watermark advised to a source that has none:\n%s",
+		      err);
+	/* the refusal names why */
+	ck_assert(ebpf_memtrack_refuses("--source preload --high-watermark 50%",
+					"no watermarks"));
+	free(out);
+	free(err);
+}
+END_TEST
+
 static Suite *preload_syscalls_suite(void)
 {
 	Suite *s = suite_create("preload-syscalls");
@@ -315,6 +349,7 @@ static Suite *preload_syscalls_suite(void)
 	tcase_add_test(tc, test_large_malloc);
 	tcase_add_test(tc, test_libc_mode);
 	tcase_add_test(tc, test_bpf_needs_root);
+	tcase_add_test(tc, test_loss_message);
 	suite_add_tcase(s, tc);
 	return s;
 }

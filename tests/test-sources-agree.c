@@ -47,11 +47,17 @@
 /*
  * Mmap in the preload source's BPF mode: ld.so's start-up mappings are
  * not the same with one more object preloaded (seen on these programs:
- * one anonymous mapping 4 KiB smaller, or one more of 12 KiB; most likely
- * the main thread's static TLS block, sized with the interposer's TLS in
- * it, and one more page run of the loader's start-up allocator: not
- * traced further). Nothing tells those from the program's, so the Mmap
- * count may differ by one and the bytes by at most this.
+ * one anonymous mapping 4 KiB smaller, or one more of 12 KiB). ld.so's
+ * start-up allocator extends itself by anonymous mmaps of a request
+ * rounded up to pages plus one page; the interposer's link map (and
+ * libgcc_s's) and its 564 bytes of static TLS use some of a run, so a
+ * later request (the main thread's TLS block and TCB: 12 KiB for
+ * alloc-cxx under preload, inside an existing run under eBPF) may need
+ * one more run or a larger one. Made by ld.so before any interposer code
+ * runs, anonymous, for the program and the interposer at once: nothing
+ * tells which share is whose (docs/architecture.md, "The preload
+ * source"), so the Mmap count may differ by one and the bytes by at most
+ * this.
  */
 #define LOADER_MMAP_SLACK 16384
 

@@ -63,10 +63,6 @@
 #define PL_EXPORT __attribute__((visibility("default")))
 #define PL_TLS __thread __attribute__((tls_model("initial-exec")))
 
-/* events of a signal handler that interrupted its thread's claim on a
- * full ring (ring.c, I4), put after the interrupted one */
-#define PL_PENDING 8
-
 struct pl_thread {
 	int depth;     /* allocator entry points in flight */
 	int in_ring;   /* inside emit() */

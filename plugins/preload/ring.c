@@ -116,19 +116,17 @@ static uint64_t *slot_word(struct mt_event *slot)
 
 void pl_ring_init(struct pl_shm *shm, uint64_t nslots, uint64_t slots_offset)
 {
-	struct mt_event *slots;
-	uint64_t i;
-
 	shm->nslots = nslots;
 	shm->shift = (uint32_t)__builtin_ctzll(nslots);
 	shm->slots_offset = slots_offset;
 	/* like the eBPF source: wake the reader at 1/8, else its tick */
 	shm->wakeup_at = nslots / 8 ? nslots / 8 : 1;
 	shm->head = shm->tail = 0;
-	slots = pl_slots(shm);
-	for (i = 0; i < nslots; i++) {
-		slots[i].reserved[0] = pl_word(0, PL_FREE, 0);
-	}
+	/* zero memory (ring.h): every slot is FREE for lap 0 already.
+	 * Writing the words would fault the whole ring in (16 MiB, 4096
+	 * pages by default) before the command starts; its producers touch
+	 * each page when they first reach it instead. */
+	_Static_assert(PL_FREE == 0, "a zero word is a free slot of lap 0");
 }
 
 /* ------------------------------------------------------------------ */
@@ -351,8 +349,14 @@ void pl_reader_init(struct pl_reader *rd, struct pl_shm *shm)
 
 const struct mt_event *pl_ring_peek(struct pl_reader *rd)
 {
-	struct mt_event *slot = &rd->slots[rd->tail & rd->mask];
-	uint32_t lap = (uint32_t)(rd->tail >> rd->shm->shift);
+	return pl_ring_peek_at(rd, 0);
+}
+
+const struct mt_event *pl_ring_peek_at(struct pl_reader *rd, uint64_t i)
+{
+	uint64_t pos = rd->tail + i;
+	struct mt_event *slot = &rd->slots[pos & rd->mask];
+	uint32_t lap = (uint32_t)(pos >> rd->shm->shift);
 	uint64_t w = __atomic_load_n(slot_word(slot), __ATOMIC_ACQUIRE);
 
 	if (w != pl_word(lap, PL_COMMITTED, pl_word_tid(w))) {

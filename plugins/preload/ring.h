@@ -14,7 +14,8 @@
 #include "shm.h"
 
 /* Lay out an empty ring of nslots (a power of two) slots at slots_offset
- * in shm, whose other fields the caller sets. */
+ * in shm, whose other fields the caller sets. The slots must be zero (a
+ * fresh memfd or anonymous mapping): they are not written. */
 void pl_ring_init(struct pl_shm *shm, uint64_t nslots, uint64_t slots_offset);
 
 /* ---- producers (the interposer) ---- */
@@ -61,6 +62,10 @@ void pl_reader_init(struct pl_reader *rd, struct pl_shm *shm);
 /* The committed event at the tail, or NULL (empty, or the slot at the tail
  * is still being written). */
 const struct mt_event *pl_ring_peek(struct pl_reader *rd);
+
+/* The committed event i positions past the tail, or NULL: what
+ * pl_ring_peek() returns after i advances, without taking them. */
+const struct mt_event *pl_ring_peek_at(struct pl_reader *rd, uint64_t i);
 
 /* Give the slot pl_ring_peek() returned back to the producers. */
 void pl_ring_advance(struct pl_reader *rd);

@@ -24,6 +24,11 @@
 #define PL_MAGIC 0x504b544du /* "MTKP" */
 #define PL_VERSION 3 /* 3: self_deps[] named by the source */
 
+/* events of a signal handler that interrupted its thread's claim on a
+ * full ring (ring.c, I4), kept per thread and put after the interrupted
+ * one; past that many they are lost (counted in dropped) */
+#define PL_PENDING 8
+
 #define PL_NOTICES 128
 #define PL_NOTICE_PATH 240
 

@@ -562,6 +562,30 @@ static int preload_get_stats(void *state, struct mt_source_stats *out)
 	return 0;
 }
 
+/* What was lost and why, before the host's total: the two causes have
+ * different cures. */
+static void say_lost(struct preload_state *st)
+{
+	uint64_t handlers = 0, sys = 0;
+
+	if (st->shm) {
+		handlers = __atomic_load_n(&st->shm->dropped, __ATOMIC_RELAXED);
+	}
+	if (st->sys) {
+		sys = pl_syscalls_dropped(st->sys);
+	}
+	if (sys) {
+		plog(st, MT_LOG_WARN,
+		     "%llu mmap, munmap, mremap or brk records lost: the BPF syscall ring (%zu bytes, the larger of 32M and --ring-size) was full; a larger --ring-size keeps them",
+		     (unsigned long long)sys, pl_syscalls_ring_size(st->sys));
+	}
+	if (handlers) {
+		plog(st, MT_LOG_WARN,
+		     "%llu events of signal handlers lost: more than %d came while their thread was writing to a full ring",
+		     (unsigned long long)handlers, PL_PENDING);
+	}
+}
+
 static void preload_destroy(void *state)
 {
 	struct preload_state *st = state;
@@ -569,6 +593,7 @@ static void preload_destroy(void *state)
 	if (!st) {
 		return;
 	}
+	say_lost(st);
 	pl_syscalls_destroy(st->sys);
 	if (st->shm) {
 		/* waiting producers go on untraced now, the others at

@@ -26,11 +26,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "stack-table.h"
 
@@ -39,13 +42,18 @@
 #define DEAD 1ull
 #define NO_SLOT UINT32_MAX
 #define MAX_PROBES 256
-/* how long a thread waits for another to publish a stack it is sending */
+/* how long a thread waits for another to publish a stack it is sending,
+ * counting only the time that one was seen asleep (not runnable) */
 #define WAIT_NS 10000000ll
+/* how often a waiter looks at the sender's state */
+#define LOOK_NS 1000000ll
 
 struct mtpl_stack_slot {
 	uint64_t word;
 	uint32_t off; /* in the arena, in frames */
 	uint32_t n;
+	int32_t owner; /* the thread that claimed it (0: not known yet) */
+	uint32_t pad;
 };
 
 /* stacks this thread claimed and has not published yet: a signal handler
@@ -137,14 +145,63 @@ static int is_pending(uint64_t w)
 	return w != DEAD && ((uint32_t)w & PENDING);
 }
 
-/* Wait while the slot is pending in this generation; returns its word,
- * still pending if the wait gave up. */
+/*
+ * Is thread tid of this process runnable (running, or preempted and
+ * waiting for a CPU)? /proc/self/task/TID/stat, state after the name.
+ * Async-signal-safe: system calls only, no stdio. A thread not found, or
+ * no /proc, counts as not runnable: the wait then gives up as a plain
+ * timeout would.
+ */
+static int runnable(int32_t tid)
+{
+	char path[48] = "/proc/self/task/", digits[12], buf[256], *p;
+	size_t len = 16, nd = 0;
+	ssize_t n;
+	int fd;
+
+	if (tid <= 0) {
+		return 1; /* its claimer has not named itself yet */
+	}
+	do {
+		digits[nd++] = (char)('0' + tid % 10);
+		tid /= 10;
+	} while (tid);
+	while (nd) {
+		path[len++] = digits[--nd];
+	}
+	memcpy(path + len, "/stat", 6);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return 0;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		return 0;
+	}
+	buf[n] = '\0';
+	/* the name may hold anything: the state follows its last ')' */
+	for (p = buf + n; p > buf && p[-1] != ')'; p--) {
+	}
+	return p > buf && p[0] == ' ' && p[1] == 'R';
+}
+
+/*
+ * Wait while the slot is pending in this generation; returns its word,
+ * still pending if the wait gave up. A sender that is runnable is only
+ * slow (preempted on a busy machine: 10 ms is nothing there) and is
+ * waited for, however long; the wait gives up once the sender was seen
+ * asleep for WAIT_NS in all: it may be waiting for something this thread
+ * holds (a loader lock, say), and a stack sent twice is harmless, a
+ * deadlock is not. Asleep for long it may also just be waiting for room
+ * in the ring: the stack is then sent again under a fresh id.
+ */
 static uint64_t wait_published(struct mtpl_stack_table *t,
 			       struct mtpl_stack_slot *s, uint64_t w)
 {
 	uint32_t gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED) & GEN_MASK;
-	int64_t deadline = 0;
-	int spins = 0;
+	int64_t asleep = 0, last = 0, now;
+	int spins = 0, awake = 1;
 
 	while (is_pending(w) && ((uint32_t)w & GEN_MASK) == gen) {
 		if (pending) {
@@ -154,10 +211,20 @@ static uint64_t wait_published(struct mtpl_stack_table *t,
 			__builtin_ia32_pause();
 			spins++;
 		} else {
-			if (!deadline) {
-				deadline = now_ns() + WAIT_NS;
-			} else if (now_ns() > deadline) {
-				break;
+			now = now_ns();
+			if (!last) {
+				last = now;
+			} else if (now - last >= LOOK_NS) {
+				/* the state seen last held since then */
+				if (!awake) {
+					asleep += now - last;
+				}
+				if (asleep >= WAIT_NS) {
+					break;
+				}
+				awake = runnable(__atomic_load_n(
+					&s->owner, __ATOMIC_RELAXED));
+				last = now;
 			}
 			sched_yield();
 		}
@@ -189,6 +256,8 @@ static int fill(struct mtpl_stack_table *t, uint32_t i, uint64_t claim,
 	memcpy(t->arena + off, frames, (size_t)n * 8);
 	s->off = (uint32_t)off;
 	s->n = n;
+	__atomic_store_n(&s->owner, (int32_t)syscall(SYS_gettid),
+			 __ATOMIC_RELAXED);
 	ref->slot = i;
 	ref->claim = claim;
 	pending++;

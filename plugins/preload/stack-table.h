@@ -6,7 +6,7 @@
  * record that sends a new one (format in plugins/ebpf/README.md, "Call stacks").
  *
  * Memory: mmap only (MAP_NORESERVE: pages are touched as stacks arrive),
- * never malloc; the bound is 16 bytes per slot plus the frame arena,
+ * never malloc; the bound is 24 bytes per slot plus the frame arena,
  * both fixed at init. A full table (3/4 of the slots, or the arena used
  * up) does not fail: a stack not found gets a fresh id and is sent again,
  * as the eBPF source does with a full map.
@@ -20,10 +20,12 @@
  * and in a signal handler. A thread that finds a stack another thread is
  * still sending waits for it (a bounded spin, then sched_yield) so that
  * it never writes an event whose stack record is not yet in the ring.
- * If the sender does not publish within 10 ms (it was preempted, or
- * waits for room in the ring), the waiter sends the stack again under a
- * fresh id instead; a signal handler on top of a thread that is sending
- * a stack does so at once (it could be waiting for itself).
+ * A sender that is runnable (merely preempted, however long) is waited
+ * for; one seen asleep for 10 ms in all (waiting for room in the ring,
+ * or for a lock the waiter holds) is not: the waiter sends the stack
+ * again under a fresh id instead, so that no cycle of waits can hang the
+ * program. A signal handler on top of a thread that is sending a stack
+ * does so at once (it could be waiting for itself).
  *
  * Fork: the child keeps its parent's table (MAP_PRIVATE memory is
  * copied). Its ids stay valid: the report ties a stack's addresses to the
@@ -80,7 +82,7 @@ enum {
  * Map the table: 2^slots_log2 slots (10..28) and arena_bytes of frames
  * (at least 8 per frame of every stack kept), next_id the id counter
  * (initially 0, shared by every process that writes the same file).
- * Defaults for a profiler: 20 and 256 MiB, bounding the table at 16 MiB +
+ * Defaults for a profiler: 20 and 256 MiB, bounding the table at 24 MiB +
  * 256 MiB of address space for 786,432 stacks. Returns 0 or -errno.
  */
 int mtpl_stack_table_init(struct mtpl_stack_table *t, unsigned slots_log2,

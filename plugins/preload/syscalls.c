@@ -80,6 +80,8 @@
 #define NAME "preload"
 #define MIN_BPF_RING (32u << 20)
 #define STAGE_CAP 16384u
+/* P records passed at once by the fast path (pass_p()) */
+#define PASS_RUN 256u
 #define STALL_NS (20 * 1000000ull)
 #define DRAIN_WAIT_NS (1000 * 1000000ull)
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
@@ -384,6 +386,89 @@ static int emit_merged(struct pl_syscalls *sc, const struct pl_reader *rd,
 	return (int)n;
 }
 
+/*
+ * The fast path, while no B record is staged and B is empty: B's producer
+ * position, loaded after the P records were seen committed, is B's
+ * consumer position, so every B record reserved before those commits
+ * (each P record's B predecessors among them) has left already. That is
+ * the merge's own rule (a P record is safe once B is read past the
+ * position taken after it was read), applied without staging: the P
+ * records staged earlier leave first, in their sorted order (each one's
+ * position to read past is at most B's producer position now), then runs
+ * of committed P records straight from the ring, in ring order. The rest
+ * (a B record staged or unread, a slot still being written) is the
+ * staged merge's. Returns how many left, or a negative errno.
+ */
+static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
+		  struct mt_emitter *em, size_t max)
+{
+	size_t done = 0;
+
+	while (done < max && !sc->sb.n) {
+		size_t lim = max - done, k = 0, i;
+		const struct mt_event *e;
+		struct mt_event *out;
+
+		if (sc->sp.n) {
+			if (b_prod(sc) != sc->cons_pos) {
+				break;
+			}
+			while (done < max && sc->sp.n) {
+				out = mt_emit(em);
+				if (!out) {
+					return -EPIPE;
+				}
+				*out = stage_at(&sc->sp, 0)->ev;
+				stage_pop(&sc->sp);
+				done++;
+			}
+			continue;
+		}
+		if (lim > PASS_RUN) {
+			lim = PASS_RUN;
+		}
+		if (lim > rd->mask) {
+			lim = rd->mask;
+		}
+		while (k < lim && (e = pl_ring_peek_at(rd, k)) &&
+		       e->kind != PL_META_KIND) {
+			k++;
+		}
+		if (!k) {
+			e = pl_ring_peek(rd);
+			if (e && e->kind == PL_META_KIND) {
+				int err = sc->take_meta(sc->meta_ctx, e, em);
+
+				pl_ring_advance(rd);
+				if (err) {
+					pl_ring_publish(rd);
+					return err;
+				}
+				continue;
+			}
+			break; /* empty, or being written */
+		}
+		/* after the run was seen committed (acquire loads) */
+		if (b_prod(sc) != sc->cons_pos) {
+			break;
+		}
+		for (i = 0; i < k; i++) {
+			out = mt_emit(em);
+			if (!out) {
+				pl_ring_publish(rd);
+				return -EPIPE;
+			}
+			memcpy(out, pl_ring_peek(rd), sizeof(*out));
+			out->reserved[0] = 0;
+			out->reserved[1] = 0;
+			pl_ring_advance(rd);
+		}
+		done += k;
+	}
+	pl_ring_publish(rd);
+	return (int)done;
+}
+
 int pl_syscalls_read(struct pl_syscalls *sc, struct pl_reader *rd,
 		     struct mt_emitter *em, size_t max)
 {
@@ -391,8 +476,18 @@ int pl_syscalls_read(struct pl_syscalls *sc, struct pl_reader *rd,
 	int n;
 
 	while (done < max) {
+		ssize_t np;
+
+		n = pass_p(sc, rd, em, max - done);
+		if (n < 0) {
+			return n;
+		}
+		done += (size_t)n;
+		if (done == max) {
+			break;
+		}
 		/* P, then B: a P record's B predecessors are then read */
-		ssize_t np = pull_p(sc, rd, em, 0);
+		np = pull_p(sc, rd, em, 0);
 
 		if (np < 0) {
 			return (int)np;
@@ -712,6 +807,11 @@ uint64_t pl_syscalls_dropped(struct pl_syscalls *sc)
 	return __atomic_load_n(&sc->skel->bss->dropped, __ATOMIC_RELAXED);
 }
 
+size_t pl_syscalls_ring_size(struct pl_syscalls *sc)
+{
+	return sc->ring_size;
+}
+
 uint64_t pl_syscalls_used(struct pl_syscalls *sc)
 {
 	return (b_prod(sc) - sc->cons_pos) +
@@ -873,6 +973,12 @@ void pl_syscalls_set_enabled(struct pl_syscalls *sc, int enabled)
 }
 
 uint64_t pl_syscalls_dropped(struct pl_syscalls *sc)
+{
+	(void)sc;
+	return 0;
+}
+
+size_t pl_syscalls_ring_size(struct pl_syscalls *sc)
 {
 	(void)sc;
 	return 0;

@@ -67,6 +67,9 @@ void pl_syscalls_set_enabled(struct pl_syscalls *sc, int enabled);
 /* failed reservations of the BPF ring */
 uint64_t pl_syscalls_dropped(struct pl_syscalls *sc);
 
+/* the BPF ring's size in bytes */
+size_t pl_syscalls_ring_size(struct pl_syscalls *sc);
+
 /* events staged plus unread in the BPF ring, in bytes */
 uint64_t pl_syscalls_used(struct pl_syscalls *sc);
 

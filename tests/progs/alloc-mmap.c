@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* mmap, munmap, mremap and brk through their syscalls. */
+/*
+ * mmap, munmap, mremap and brk through their syscalls. alloc-mmap N then
+ * makes N more mmap/munmap pairs of a page, reported by none: a storm of
+ * syscall records (test-preload-syscalls fills the BPF ring with it).
+ */
 #define _GNU_SOURCE
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 
 #include "report.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
+	long storm = argc > 1 ? atol(argv[1]) : 0, i;
 	size_t a = 7 * 4096, b = 13 * 4096, c = 29 * 4096;
 	char *p, *q, *brk0, *brk1;
 
@@ -31,6 +37,13 @@ int main(void)
 		report("Brk", brk0 + 17 * 4096, 17 * 4096, NULL);
 		sbrk(-17 * 4096);
 		report("Brk", brk0, 17 * 4096, NULL);
+	}
+	for (i = 0; i < storm; i++) {
+		p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		if (p != MAP_FAILED) {
+			munmap(p, 4096);
+		}
 	}
 	return 0;
 }
