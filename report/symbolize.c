@@ -32,6 +32,8 @@
 #include <libelf.h>
 #endif
 
+#include <memtrack/event.h> /* MT_FRAME_TRUNCATED */
+
 #include "log.h"
 #include "symbolize.h"
 #ifdef HAVE_LIBELF
@@ -650,6 +652,8 @@ static char *frame_name(struct mt_sym *s, const struct frame *fr)
 		base = strrchr(m->path, '/');
 		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64,
 			 base ? base + 1 : m->path, fr->val);
+	} else if (fr->val == MT_FRAME_TRUNCATED) {
+		return strdup("[truncated]");
 	} else {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, fr->val);
 	}

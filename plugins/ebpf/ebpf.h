@@ -46,11 +46,17 @@ struct ebpf_bid {
 	unsigned char id[32];
 };
 
-/* the mappings of a process already recorded (by start address) */
+/* an executable mapping of a process */
+struct ebpf_range {
+	unsigned long start, end;
+};
+
+/* the executable mappings of a process already recorded: what its stacks'
+ * frames are checked against (stacks.c) */
 struct ebpf_seen {
 	pid_t pid;
 	size_t n, cap;
-	unsigned long *start;
+	struct ebpf_range *range;
 };
 
 struct ebpf_state {
@@ -114,6 +120,8 @@ struct ebpf_state {
 	struct ebpf_seen *seen;
 	size_t nseen, seen_cap;
 	uint64_t stacks_seen;
+	uint64_t stacks_truncated; /* of stacks_seen, marked truncated */
+	uint64_t frames_dropped;   /* frames outside every executable mapping */
 	int meta_unsupported;
 };
 

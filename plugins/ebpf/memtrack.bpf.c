@@ -23,7 +23,7 @@
  * lost. Every stop is recorded in `holds` before the signal is sent.
  *
  * Stacks (stack_depth != 0, a load-time constant: without it no program
- * calls bpf_get_stack): the outermost allocator entry captures the user
+ * walks the stack): the outermost allocator entry captures the user
  * call stack by frame pointers, deduplicated per process by a hash of its
  * return addresses; a new stack goes once to the `stacks` ring, the event
  * carries its id. Every exec and executable mmap of a tracked process then
@@ -273,19 +273,61 @@ static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
 /* ------------------------------------------------------------------ */
 
 /*
+ * The frame-pointer walk, from the allocator's entry: frames[0] is the
+ * return address at sp (the frame pointer is still the caller's, so the
+ * walk proper starts at the caller's caller). A frame is [fp] = the
+ * caller's fp, [fp + 8] = the return address. Only a walk that moves
+ * toward higher stack addresses goes on: code built without frame
+ * pointers leaves data in the register, and a value that is not above
+ * the last frame, not 8-aligned or unreadable ends the walk, marked
+ * truncated. fp == 0 is the root's mark (_start clears it): the end.
+ * User space then keeps only frames inside executable mappings (see
+ * plugins/ebpf/stacks.c). Returns the number of frames.
+ */
+static __always_inline u32 walk_frame_pointers(struct pt_regs *ctx, u64 sp,
+					       struct mt_bpf_stack *s,
+					       u32 depth)
+{
+	u64 fp = PT_REGS_FP(ctx), prev = sp, next, ret;
+	u32 n = 1, i;
+
+	s->flags = 0;
+	for (i = 1; i < MT_STACK_MAX; i++) {
+		if (i >= depth) {
+			if (fp) {
+				s->flags |= MT_STACK_TRUNCATED;
+			}
+			break;
+		}
+		if (!fp) {
+			break;
+		}
+		if (fp <= prev || (fp & 7) || fp - sp > MT_STACK_SPAN ||
+		    bpf_probe_read_user(&next, sizeof(next), (void *)fp) ||
+		    bpf_probe_read_user(&ret, sizeof(ret), (void *)(fp + 8)) ||
+		    !ret) {
+			s->flags |= MT_STACK_TRUNCATED;
+			break;
+		}
+		s->frames[i & MT_STACK_MAX] = ret;
+		n = i + 1;
+		prev = fp;
+		fp = next;
+	}
+	return n;
+}
+
+/*
  * The stack of the allocation entering at sp, as an id (0: none). Taken at
  * entry, not at return: the allocator frame is then the only one to drop,
  * and an outer without uretprobe (operator new) still gets its caller's
- * stack. At the entry instruction the frame pointer is still the caller's,
- * so the frame-pointer walk starts at the caller's caller: frames[0] (the
- * allocator's own address) is replaced by the return address at sp.
+ * stack.
  */
 static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
 {
 	struct mt_bpf_stack *s;
 	u64 h = 0xcbf29ce484222325ull ^ (id >> 32), ret, unread, flags;
-	u32 n, i, sid, *known, size;
-	long got;
+	u32 n, i, sid, *known, depth;
 
 	if (!stack_depth) {
 		return 0;
@@ -295,26 +337,19 @@ static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
 	if (!s) {
 		return 0;
 	}
-	size = stack_depth * 8;
-	if (size > sizeof(s->frames)) {
-		size = sizeof(s->frames);
-	}
-	got = bpf_get_stack(ctx, s->frames, size, BPF_F_USER_STACK);
-	if (got <= 0 || bpf_probe_read_user(&ret, sizeof(ret), (void *)sp)) {
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp)) {
 		return 0;
 	}
 	s->frames[0] = ret;
-	n = got / 8;
-	if (n > MT_STACK_MAX) {
-		n = MT_STACK_MAX;
-	}
+	depth = stack_depth < MT_STACK_MAX ? stack_depth : MT_STACK_MAX;
+	n = walk_frame_pointers(ctx, sp, s, depth);
 	for (i = 0; i < MT_STACK_MAX; i++) {
 		if (i >= n) {
 			break;
 		}
 		h = (h ^ s->frames[i & MT_STACK_MAX]) * 0x100000001b3ull;
 	}
-	h ^= (u64)n << 56;
+	h ^= (u64)n << 56 ^ (u64)s->flags << 48;
 	known = bpf_map_lookup_elem(&stack_ids, &h);
 	if (known) {
 		return *known;
@@ -331,7 +366,6 @@ static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
 	s->id = sid;
 	s->pid = id >> 32;
 	s->nframes = n;
-	s->pad = 0;
 	unread = bpf_ringbuf_query(&stacks, BPF_RB_AVAIL_DATA);
 	flags = unread >= stack_wakeup_at ? BPF_RB_FORCE_WAKEUP :
 					    BPF_RB_NO_WAKEUP;

@@ -89,12 +89,17 @@ struct mt_hold_key {
  */
 #define MT_STACK_MAX 127
 #define MT_STACK_HDR 16
+/* flags: the walk stopped before the root (a frame it could not trust) */
+#define MT_STACK_TRUNCATED 1u
+/* how far above the entry's sp a frame may be: a thread's stack (8 MiB by
+ * default; 64 MiB leaves room for larger ones) */
+#define MT_STACK_SPAN (64ull << 20)
 
 struct mt_bpf_stack {
 	unsigned int id;	/* > 0; events carry it in stack_id */
 	unsigned int pid;	/* global tgid of the process */
 	unsigned int nframes;
-	unsigned int pad;
+	unsigned int flags;	/* MT_STACK_* */
 	unsigned long long frames[MT_STACK_MAX + 1];
 };
 

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test-unwind.c - the eBPF source's call stacks on code built
+ * without frame pointers (issue 12): `memtrack --source ebpf:stacks`, then
+ * `memtrack report --format collapsed`, whose lines are
+ * "pid N;root;...;innermost WEIGHT".
+ *
+ * - unw-badfp allocates with garbage in rbp: each stack is exactly the
+ *   frames that can be trusted, then the [truncated] mark at its root
+ *   end; never an address outside a mapping (shown "0x..."), never a
+ *   frame repeated by a walk going round.
+ * - jq (Debian's, no frame pointers): no frame outside a mapping.
+ *
+ * Needs root and BPF: exits 77 (skip) otherwise, or fails when
+ * MEMTRACK_REQUIRE_BPF=1.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebpf-testlib.h"
+
+/* Record cmd (a shell command line) with stacks; returns the collapsed
+ * report (malloc'd). */
+static char *record_collapsed(const char *cmd, const char *source_args)
+{
+	char file[] = "/tmp/mt-unwind-XXXXXX";
+	char *line = NULL, *out, *err;
+	int fd = mkstemp(file), rc;
+
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert_int_ge(asprintf(&line, "%s/memtrack --source ebpf:stacks%s --sink file:%s -- %s > /dev/null",
+				  ebpf_builddir(), source_args, file, cmd),
+			 0);
+	rc = ebpf_run_shell(line, &out, &err);
+	ck_assert_msg(rc == 0, "memtrack exited %d: %s", rc, err);
+	ck_assert_msg(!strstr(err, "lost"), "%s", err);
+	free(line);
+	free(out);
+	free(err);
+	ck_assert_int_ge(asprintf(&line, "%s/memtrack report --format collapsed %s",
+				  ebpf_builddir(), file),
+			 0);
+	rc = ebpf_run_shell(line, &out, &err);
+	ck_assert_msg(rc == 0, "report exited %d: %s", rc, err);
+	free(line);
+	free(err);
+	unlink(file);
+	return out;
+}
+
+/* The frames of a collapsed line: past "pid N;", up to the weight. */
+static const char *frames_of(const char *line, size_t len, size_t *flen)
+{
+	const char *semi = memchr(line, ';', len);
+	const char *sp = memrchr(line, ' ', len);
+
+	if (!semi || !sp || sp < semi) {
+		*flen = 0;
+		return line;
+	}
+	*flen = (size_t)(sp - semi - 1);
+	return semi + 1;
+}
+
+/* Whether a line has exactly these frames and weight w. */
+static int has_stack(const char *collapsed, const char *frames,
+		     unsigned long w)
+{
+	const char *line = collapsed;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line), flen;
+		const char *f = frames_of(line, len, &flen);
+
+		if (flen == strlen(frames) && !memcmp(f, frames, flen) &&
+		    strtoul(f + flen + 1, NULL, 10) == w) {
+			return 1;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+/* Lines with a frame outside every mapping (the report shows its
+ * address, "0x..."); prints the first. */
+static unsigned count_unmapped(const char *collapsed)
+{
+	const char *line = collapsed;
+	unsigned bad = 0;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line), flen, i;
+		const char *f = frames_of(line, len, &flen);
+
+		for (i = 0; i + 2 < flen; i++) {
+			if ((i == 0 || f[i - 1] == ';') && f[i] == '0' &&
+			    f[i + 1] == 'x') {
+				if (!bad++) {
+					fprintf(stderr, "outside every mapping: %.*s\n",
+						(int)len, line);
+				}
+				break;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return bad;
+}
+
+START_TEST(test_badfp)
+{
+	char *out = record_collapsed(ebpf_prog("unw-badfp"), "");
+
+	ck_assert_msg(has_stack(out, "[truncated];unw_alloc_badfp", 1001),
+		      "rbp unmapped: no [truncated];unw_alloc_badfp 1001 in:\n%s",
+		      out);
+	ck_assert_msg(has_stack(out, "[truncated];unw_alloc_badfp", 1002),
+		      "rbp to data: no [truncated];unw_alloc_badfp 1002 in:\n%s",
+		      out);
+	ck_assert_msg(has_stack(out, "[truncated];unw_marker;unw_alloc_badfp",
+				1003),
+		      "rbp loop: no [truncated];unw_marker;unw_alloc_badfp 1003 in:\n%s",
+		      out);
+	ck_assert_uint_eq(count_unmapped(out), 0);
+	free(out);
+}
+END_TEST
+
+START_TEST(test_jq_no_unmapped_frame)
+{
+	char *out;
+
+	if (access("/usr/bin/jq", X_OK)) {
+		fprintf(stderr, "no /usr/bin/jq (quickstart installs it): case skipped\n");
+		return;
+	}
+	out = record_collapsed("/usr/bin/jq -n '[range(0;2000)] | map(tostring) | join(\",\") | length'",
+			       "");
+	ck_assert_msg(strlen(out) > 0, "no stacks");
+	ck_assert_uint_eq(count_unmapped(out), 0);
+	free(out);
+}
+END_TEST
+
+static Suite *unwind_suite(void)
+{
+	Suite *s = suite_create("unwind");
+	TCase *tc = tcase_create("unwind");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_badfp);
+	tcase_add_test(tc, test_jq_no_unmapped_frame);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	ebpf_require_bpf();
+	sr = srunner_create(unwind_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
