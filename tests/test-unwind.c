@@ -10,6 +10,11 @@
  *   end; never an address outside a mapping (shown "0x..."), never a
  *   frame repeated by a walk going round.
  * - jq (Debian's, no frame pointers): no frame outside a mapping.
+ * - unw-chain (PIE, non-PIE, static), unw-chain-cxx (libstdc++'s operator
+ *   new[]), unw-dlopen + unw-dso.so (dlopen, then an allocation at once),
+ *   all -O2 -fomit-frame-pointer: the stack of the allocation in the
+ *   six-deep chain is whole, from _start down to the innermost function,
+ *   in order (DWARF unwind tables in BPF).
  *
  * Needs root and BPF: exits 77 (skip) otherwise, or fails when
  * MEMTRACK_REQUIRE_BPF=1.
@@ -134,6 +139,78 @@ START_TEST(test_badfp)
 }
 END_TEST
 
+/* The line of weight w: whole (from _start, never [truncated]) and ending
+ * with main and the six-deep chain. */
+static void check_chain(const char *cmd, const char *chain, unsigned long w)
+{
+	char *out = record_collapsed(cmd, "");
+	const char *line = out;
+	int found = 0;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line), flen;
+		const char *f = frames_of(line, len, &flen);
+
+		if (strtoul(f + flen + 1, NULL, 10) == w) {
+			found = 1;
+			ck_assert_msg(flen > strlen(chain) &&
+					      !memcmp(f + flen - strlen(chain),
+						      chain, strlen(chain)) &&
+					      f[flen - strlen(chain) - 1] == ';',
+				      "%s: the stack of %lu does not end with %s:\n%.*s",
+				      cmd, w, chain, (int)len, line);
+			ck_assert_msg(!strncmp(f, "_start;", 7),
+				      "%s: the stack of %lu is not whole:\n%.*s",
+				      cmd, w, (int)len, line);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	ck_assert_msg(found, "%s: no allocation of %lu in:\n%s", cmd, w, out);
+	ck_assert_uint_eq(count_unmapped(out), 0);
+	free(out);
+}
+
+#define CHAIN "main;unw_f1;unw_f2;unw_f3;unw_f4;unw_f5;unw_f6"
+
+START_TEST(test_chain_pie)
+{
+	check_chain(ebpf_prog("unw-chain"), CHAIN, 4242);
+}
+END_TEST
+
+START_TEST(test_chain_nopie)
+{
+	check_chain(ebpf_prog("unw-chain-nopie"), CHAIN, 4242);
+}
+END_TEST
+
+START_TEST(test_chain_static)
+{
+	check_chain(ebpf_prog("unw-chain-static"), CHAIN, 4242);
+}
+END_TEST
+
+START_TEST(test_chain_cxx)
+{
+	check_chain(ebpf_prog("unw-chain-cxx"), CHAIN, 4243);
+}
+END_TEST
+
+START_TEST(test_chain_dlopen)
+{
+	char *cmd = NULL;
+
+	ck_assert_int_ge(asprintf(&cmd, "%s %s/tests/progs/.libs/unw-dso.so",
+				  ebpf_prog("unw-dlopen"), ebpf_builddir()),
+			 0);
+	check_chain(cmd,
+		    "main;unw_dso_f1;unw_dso_f2;unw_dso_f3;unw_dso_f4;unw_dso_f5;unw_dso_f6",
+		    4244);
+	free(cmd);
+}
+END_TEST
+
 START_TEST(test_jq_no_unmapped_frame)
 {
 	char *out;
@@ -158,6 +235,11 @@ static Suite *unwind_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_badfp);
 	tcase_add_test(tc, test_jq_no_unmapped_frame);
+	tcase_add_test(tc, test_chain_pie);
+	tcase_add_test(tc, test_chain_nopie);
+	tcase_add_test(tc, test_chain_static);
+	tcase_add_test(tc, test_chain_cxx);
+	tcase_add_test(tc, test_chain_dlopen);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -113,6 +113,9 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 		err = bpf_map__set_max_entries(st->skel->maps.stacks,
 					       st->stack_ring_size);
 	}
+	if (!err) {
+		err = ebpf_unw_prepare(st);
+	}
 	if (err) {
 		goto error;
 	}
@@ -144,6 +147,10 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	if (err) {
 		ebpf_log(st, MT_LOG_ERROR, "cannot map the event ring: %s",
 			 strerror(-err));
+		goto error;
+	}
+	err = ebpf_unw_init(st);
+	if (err) {
 		goto error;
 	}
 	st->ctl_rb = ring_buffer__new(bpf_map__fd(st->skel->maps.ctl), ebpf_on_ctl,

@@ -342,7 +342,6 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 	char path[64], line[4096];
 	struct ebpf_seen *seen;
 	FILE *maps;
-	size_t i;
 	int err = 0;
 
 	seen = seen_find(st, pid);
@@ -397,11 +396,17 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 			break;
 		}
 		seen->range = p;
-		seen->range[seen->n].start = ml.start;
-		seen->range[seen->n++].end = ml.end;
 		line[strcspn(line, "\n")] = '\0';
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%lx-%lx",
 			 (int)pid, ml.start, ml.end);
+		seen->range[seen->n].start = ml.start;
+		seen->range[seen->n].end = ml.end;
+		err = ebpf_unw_mapping(st, &seen->range[seen->n], ml.dev,
+				       ml.inode, ml.off, file);
+		if (err) {
+			break;
+		}
+		seen->n++;
 		bid = build_id_get(st, ml.dev, ml.inode, file);
 		rec[0] = MAPS_MAP;
 		put32(rec + 1, (uint32_t)pid);
@@ -427,6 +432,11 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 		st->meta_maps.count++;
 	}
 	fclose(maps);
+	if (!err) {
+		/* before the process is resumed: no allocation of code
+		 * just mapped is unwound without its table */
+		err = ebpf_unw_push(st, seen);
+	}
 	return err;
 }
 
@@ -441,4 +451,5 @@ void ebpf_stacks_free(struct ebpf_state *st)
 	free(st->bids);
 	free(st->meta_maps.data);
 	free(st->meta_stacks.data);
+	ebpf_unw_free(st);
 }
