@@ -33,6 +33,7 @@
 
 #include <memtrack/plugin.h>
 
+#include "memtrack.h"
 #include "memtrack.skel.h"
 #include "ebpf.h"
 
@@ -329,6 +330,12 @@ static int ebpf_get_stats(void *state, struct mt_source_stats *out)
 	s.ring_used = ebpf_ring_unread(st);
 	s.stops = st->stops;
 	s.resumes = st->resumes;
+	s.stacks = st->stacks_seen;
+	s.stacks_truncated = st->stacks_truncated;
+	s.unwind_files = st->unw_files_built;
+	s.unwind_bytes = st->unw_nrows * sizeof(struct mt_unw_row);
+	s.unwind_bytes_max = st->unw_max_rows * sizeof(struct mt_unw_row);
+	s.unwind_build_ns = st->unw_build_ns;
 	/* only what the host's struct has room for */
 	if (n > sizeof(s.size)) {
 		memcpy((char *)out + sizeof(s.size), (char *)&s + sizeof(s.size),

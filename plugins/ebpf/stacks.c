@@ -208,7 +208,9 @@ int ebpf_on_stack(void *ctx, void *data, size_t len)
 	st->stacks_seen++;
 	st->stacks_truncated += truncated;
 	if (st->meta_stacks.len > META_SPLIT && st->em) {
-		return blob_flush(st, &st->meta_stacks, "MTKT", st->em);
+		/* the mappings first: the check above may have read some
+		 * that these stacks resolve through */
+		return ebpf_meta_flush(st, st->em);
 	}
 	return 0;
 }
