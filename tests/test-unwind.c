@@ -141,9 +141,10 @@ END_TEST
 
 /* The line of weight w: whole (from _start, never [truncated]) and ending
  * with main and the six-deep chain. */
-static void check_chain(const char *cmd, const char *chain, unsigned long w)
+static void check_chain_args(const char *cmd, const char *args,
+			     const char *chain, unsigned long w)
 {
-	char *out = record_collapsed(cmd, "");
+	char *out = record_collapsed(cmd, args);
 	const char *line = out;
 	int found = 0;
 
@@ -169,6 +170,11 @@ static void check_chain(const char *cmd, const char *chain, unsigned long w)
 	ck_assert_msg(found, "%s: no allocation of %lu in:\n%s", cmd, w, out);
 	ck_assert_uint_eq(count_unmapped(out), 0);
 	free(out);
+}
+
+static void check_chain(const char *cmd, const char *chain, unsigned long w)
+{
+	check_chain_args(cmd, "", chain, w);
 }
 
 #define CHAIN "main;unw_f1;unw_f2;unw_f3;unw_f4;unw_f5;unw_f6"
@@ -211,6 +217,24 @@ START_TEST(test_chain_dlopen)
 }
 END_TEST
 
+/* stack-depth=N: the innermost N frames, then the mark; a stack of
+ * exactly N frames ending at the root (_start, __libc_start_main,
+ * __libc_start_call_main, main, unw_f1..unw_f6: 10) is whole. */
+START_TEST(test_depth)
+{
+	char *out = record_collapsed(ebpf_prog("unw-chain"),
+				     ",stack-depth=5");
+
+	ck_assert_msg(has_stack(out, "[truncated];unw_f2;unw_f3;unw_f4;unw_f5;unw_f6",
+				4242),
+		      "stack-depth=5: no [truncated];unw_f2;...;unw_f6 4242 in:\n%s",
+		      out);
+	free(out);
+	check_chain_args(ebpf_prog("unw-chain"), ",stack-depth=10", CHAIN,
+			 4242);
+}
+END_TEST
+
 START_TEST(test_jq_no_unmapped_frame)
 {
 	char *out;
@@ -240,6 +264,7 @@ static Suite *unwind_suite(void)
 	tcase_add_test(tc, test_chain_static);
 	tcase_add_test(tc, test_chain_cxx);
 	tcase_add_test(tc, test_chain_dlopen);
+	tcase_add_test(tc, test_depth);
 	suite_add_tcase(s, tc);
 	return s;
 }

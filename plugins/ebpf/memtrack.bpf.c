@@ -442,17 +442,18 @@ static long unwind_step(u32 index, void *data)
 	u32 kind = MT_UNW_NONE;
 	s64 rbp_off = 0;
 
-	if (w->s.nframes >= w->depth || w->s.nframes >= MT_STACK_MAX) {
-		return walk_cut(w);
-	}
 	row = find_row(c);
 	if (row) {
 		kind = row->kind;
 		rbp_off = row->rbp_off;
 	}
+	if (kind == MT_UNW_END) {
+		return 1; /* the root: whole, even at the depth limit */
+	}
+	if (w->s.nframes >= w->depth || w->s.nframes >= MT_STACK_MAX) {
+		return walk_cut(w);
+	}
 	switch (kind) {
-	case MT_UNW_END:
-		return 1; /* the root: whole */
 	case MT_UNW_CFA_RSP:
 		cfa = w->sp + row->cfa_off;
 		break;
