@@ -14,7 +14,8 @@
  *   new[]), unw-dlopen + unw-dso.so (dlopen, then an allocation at once),
  *   all -O2 -fomit-frame-pointer: the stack of the allocation in the
  *   six-deep chain is whole, from _start down to the innermost function,
- *   in order (DWARF unwind tables in BPF).
+ *   in order (DWARF unwind tables in BPF); with "signal", the allocation
+ *   of a signal handler the chain raised: through the signal frame.
  *
  * Needs root and BPF: exits 77 (skip) otherwise, or fails when
  * MEMTRACK_REQUIRE_BPF=1.
@@ -235,6 +236,47 @@ START_TEST(test_depth)
 }
 END_TEST
 
+/* A signal handler's allocation: the walk goes through the signal frame
+ * (__restore_rt, the interrupted registers in its ucontext) and on down
+ * to the chain that raised the signal and to _start. */
+static void check_signal(const char *prog)
+{
+	char *cmd = NULL, *out, *line;
+	const char *l;
+
+	ck_assert_int_ge(asprintf(&cmd, "%s signal", ebpf_prog(prog)), 0);
+	out = record_collapsed(cmd, "");
+	l = strstr(out, ";_start;");
+	ck_assert_msg(l, "%s: no whole stack in:\n%s", cmd, out);
+	line = NULL;
+	for (l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l), flen;
+		const char *f = frames_of(l, len, &flen);
+
+		if (strtoul(f + flen + 1, NULL, 10) == 4245) {
+			line = strndup(f, flen);
+		}
+	}
+	ck_assert_msg(line, "%s: no allocation of 4245 in:\n%s", cmd, out);
+	ck_assert_msg(!strncmp(line, "_start;", 7) &&
+			      strstr(line, ";" CHAIN ";") &&
+			      strlen(line) > 12 &&
+			      !strcmp(line + strlen(line) - 12, ";unw_handler"),
+		      "%s: the handler's stack is not whole: %s", cmd, line);
+	ck_assert_uint_eq(count_unmapped(out), 0);
+	free(line);
+	free(out);
+	free(cmd);
+}
+
+START_TEST(test_signal)
+{
+	check_signal("unw-chain");
+	check_signal("unw-chain-static");
+}
+END_TEST
+
 START_TEST(test_jq_no_unmapped_frame)
 {
 	char *out;
@@ -265,6 +307,7 @@ static Suite *unwind_suite(void)
 	tcase_add_test(tc, test_chain_cxx);
 	tcase_add_test(tc, test_chain_dlopen);
 	tcase_add_test(tc, test_depth);
+	tcase_add_test(tc, test_signal);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -176,8 +176,8 @@ static void frame_row(Dwarf_Frame *frame, uint64_t pc, bool signal,
 
 /* Rows from start on while the CFI covers the range; returns where it
  * stopped covering. */
-static uint64_t rows_from(Dwarf_CFI *cfi, uint64_t start, uint64_t limit,
-			  struct rows *t, int *err)
+static uint64_t rows_from(Dwarf_CFI *cfi, uint64_t start, uint64_t floor,
+			  uint64_t limit, struct rows *t, int *err)
 {
 	uint64_t addr = start;
 
@@ -195,7 +195,11 @@ static uint64_t rows_from(Dwarf_CFI *cfi, uint64_t start, uint64_t limit,
 			free(frame);
 			break;
 		}
-		frame_row(frame, addr, signal, &row);
+		/* a start from the symbols can be past the FDE's (glibc's
+		 * __restore_rt: its FDE begins at the nop before it, so that
+		 * return-address lookups at pc - 1 land in it) */
+		frame_row(frame, lo < addr && lo >= floor ? lo : addr, signal,
+			  &row);
 		free(frame);
 		*err = rows_put(t, &row);
 		if (*err) {
@@ -366,7 +370,7 @@ static int build_rows(Elf *elf, struct ebpf_unw_file *f, struct rows *t)
 		if (s.a[i] < addr || s.a[i] < lo || s.a[i] >= hi) {
 			continue; /* inside a range done, or not code */
 		}
-		addr = rows_from(cfi, s.a[i], hi, t, &err);
+		addr = rows_from(cfi, s.a[i], addr, hi, t, &err);
 		if (!err && addr > s.a[i]) {
 			/* up to the next covered range: no CFI */
 			gap.pc = (unsigned int)addr;
