@@ -277,6 +277,28 @@ START_TEST(test_signal)
 }
 END_TEST
 
+/* stack-table-size= bounds the tables: a file that does not fit is said
+ * once and unwound by frame pointers; --stats shows the bound. */
+START_TEST(test_table_bound)
+{
+	char *cmd = NULL, *out, *err;
+	int rc;
+
+	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack --stats --source ebpf:stacks,stack-table-size=4k --sink file:/dev/null -- %s",
+				  ebpf_builddir(), ebpf_prog("unw-chain")),
+			 0);
+	rc = ebpf_run_shell(cmd, &out, &err);
+	ck_assert_msg(rc == 0, "memtrack exited %d: %s", rc, err);
+	ck_assert_msg(strstr(err, "unwind tables full (stack-table-size=4096 bytes)"),
+		      "no warning: %s", err);
+	ck_assert_msg(strstr(err, "(bound 4096)"), "no bound in --stats: %s",
+		      err);
+	free(cmd);
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(test_jq_no_unmapped_frame)
 {
 	char *out;
@@ -308,6 +330,7 @@ static Suite *unwind_suite(void)
 	tcase_add_test(tc, test_chain_dlopen);
 	tcase_add_test(tc, test_depth);
 	tcase_add_test(tc, test_signal);
+	tcase_add_test(tc, test_table_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -176,13 +176,14 @@ void ebpf_stacks_free(struct ebpf_state *st);
 
 /* unwind.c: the unwind tables of the stack capture. prepare() sizes the
  * maps before load, init() maps the rows after it. mapping() fills r's
- * table and bias (the file's table is built at its first mapping);
+ * table and bias (the file's table is built at its first mapping, read
+ * through path, named shown in messages);
  * push() hands BPF a process's mappings. Negative errno on failure. */
 int ebpf_unw_prepare(struct ebpf_state *st);
 int ebpf_unw_init(struct ebpf_state *st);
 int ebpf_unw_mapping(struct ebpf_state *st, struct ebpf_range *r,
 		     uint64_t dev, uint64_t ino, uint64_t off,
-		     const char *path);
+		     const char *path, const char *shown);
 int ebpf_unw_push(struct ebpf_state *st, const struct ebpf_seen *seen);
 void ebpf_unw_free(struct ebpf_state *st);
 

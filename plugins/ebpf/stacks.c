@@ -404,7 +404,8 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 		seen->range[seen->n].start = ml.start;
 		seen->range[seen->n].end = ml.end;
 		err = ebpf_unw_mapping(st, &seen->range[seen->n], ml.dev,
-				       ml.inode, ml.off, file);
+				       ml.inode, ml.off, file,
+				       line + ml.name_at);
 		if (err) {
 			break;
 		}

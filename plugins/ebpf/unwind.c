@@ -397,7 +397,8 @@ static uint64_t now_ns(void)
 
 /* The table of a file, built once (rows 0: frame pointers there). */
 static struct ebpf_unw_file *file_get(struct ebpf_state *st, uint64_t dev,
-				      uint64_t ino, const char *path)
+				      uint64_t ino, const char *path,
+				      const char *shown)
 {
 	struct ebpf_unw_file *f;
 	struct rows t = { 0 };
@@ -437,10 +438,10 @@ static struct ebpf_unw_file *file_get(struct ebpf_state *st, uint64_t dev,
 		if (st->unw_nrows + t.n > st->unw_max_rows) {
 			if (!st->unw_full_warned) {
 				ebpf_log(st, MT_LOG_WARN,
-					 "unwind tables full (stack-table-size=%zu bytes): %s and later files are unwound by frame pointers",
+					 "unwind tables full (stack-table-size=%zu bytes): %s, and any other file that does not fit, is unwound by frame pointers",
 					 st->unw_max_rows *
 						 sizeof(struct mt_unw_row),
-					 path);
+					 shown);
 				st->unw_full_warned = 1;
 			}
 			st->unw_files_skipped++;
@@ -457,7 +458,7 @@ static struct ebpf_unw_file *file_get(struct ebpf_state *st, uint64_t dev,
 	st->unw_build_ns += now_ns() - t0;
 	if (st->host->log_level >= MT_LOG_DEBUG) {
 		ebpf_log(st, MT_LOG_DEBUG, "%s: %u unwind rows (%zu bytes)",
-			 path, f->row_count,
+			 shown, f->row_count,
 			 (size_t)f->row_count * sizeof(struct mt_unw_row));
 	}
 	return f;
@@ -465,7 +466,7 @@ static struct ebpf_unw_file *file_get(struct ebpf_state *st, uint64_t dev,
 
 int ebpf_unw_mapping(struct ebpf_state *st, struct ebpf_range *r,
 		     uint64_t dev, uint64_t ino, uint64_t off,
-		     const char *path)
+		     const char *path, const char *shown)
 {
 	struct ebpf_unw_file *f;
 	size_t i;
@@ -476,7 +477,7 @@ int ebpf_unw_mapping(struct ebpf_state *st, struct ebpf_range *r,
 	if (!st->unw_rows) {
 		return 0;
 	}
-	f = file_get(st, dev, ino, path);
+	f = file_get(st, dev, ino, path, shown);
 	if (!f) {
 		return -ENOMEM;
 	}
