@@ -108,7 +108,9 @@ struct mt_walk {
 	u32 exact;		/* pc is not a return address (after a
 				 * signal): its own row, not the call's */
 	u64 key;		/* a binary search: the last element <= key */
-	u32 first, lo, hi, pad;
+	u32 first, lo, hi;
+	u32 last_map;		/* the previous frame's mapping + 1 (0: none):
+				 * callers are mostly in the same file */
 };
 
 struct {
@@ -319,56 +321,60 @@ static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
  * taken: a step that cannot be made ends the walk, marked truncated. A row
  * saying the return address is undefined (_start, clone) is the root:
  * the stack is whole. User space then keeps only frames inside executable
- * mappings (see plugins/ebpf/stacks.c). Each loop is a bpf_loop, whose
- * callback the verifier checks once.
+ * mappings (see plugins/ebpf/stacks.c). The walk is a bpf_loop, whose
+ * callback the verifier checks once; its searches are inline loops whose
+ * state is kept in map memory.
  */
 struct mt_walk_ctx {
 	struct mt_walk *w;
 	struct mt_unw_proc *proc;	/* NULL: frame pointers only */
 };
 
-static long search_map_step(u32 index, void *data)
+/* The last mapping starting at or below w->key, by halving w->lo, w->hi
+ * (in map memory: the two halves leave the same verifier state, so it
+ * checks one iteration's paths, not 2^n). */
+static __always_inline void search_map(struct mt_walk_ctx *c)
 {
-	struct mt_walk_ctx *c = data;
 	struct mt_walk *w = c->w;
-	u32 mid;
+	u32 i, mid;
 
-	if (w->lo >= w->hi || !c->proc) {
-		return 1;
+	for (i = 0; i < 9; i++) {
+		if (w->lo >= w->hi) {
+			break;
+		}
+		mid = (w->lo + w->hi) / 2;
+		if (c->proc->m[mid & (MT_UNW_MAPS - 1)].start <= w->key) {
+			w->lo = mid + 1;
+		} else {
+			w->hi = mid;
+		}
 	}
-	mid = (w->lo + w->hi) / 2;
-	if (c->proc->m[mid & (MT_UNW_MAPS - 1)].start <= w->key) {
-		w->lo = mid + 1;
-	} else {
-		w->hi = mid;
-	}
-	return 0;
 }
 
-static long search_row_step(u32 index, void *data)
+/* The same over rows w->first + [w->lo, w->hi) (2^24 rows at most). */
+static __always_inline void search_row(struct mt_walk *w)
 {
-	struct mt_walk_ctx *c = data;
-	struct mt_walk *w = c->w;
 	struct mt_unw_row *r;
-	u32 mid, idx;
+	u32 i, mid, idx;
 
-	if (w->lo >= w->hi) {
-		return 1;
+	for (i = 0; i < 24; i++) {
+		if (w->lo >= w->hi) {
+			break;
+		}
+		mid = (w->lo + w->hi) / 2;
+		idx = w->first + mid;
+		r = bpf_map_lookup_elem(&unw_rows, &idx);
+		if (!r) {
+			w->lo = 0; /* not found */
+			w->hi = 0;
+			break;
+		}
+		if (r->pc <= w->key) {
+			w->lo = mid + 1;
+		} else {
+			w->hi = mid;
+		}
 	}
-	mid = (w->lo + w->hi) / 2;
-	idx = w->first + mid;
-	r = bpf_map_lookup_elem(&unw_rows, &idx);
-	if (!r) {
-		w->lo = 0; /* not found */
-		w->hi = 0;
-		return 1;
-	}
-	if (r->pc <= w->key) {
-		w->lo = mid + 1;
-	} else {
-		w->hi = mid;
-	}
-	return 0;
 }
 
 /* The row for pc, or NULL (no mapping, no table, no row). */
@@ -381,17 +387,27 @@ static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
 	if (!c->proc) {
 		return NULL;
 	}
-	w->key = w->pc;
-	w->lo = 0;
-	w->hi = c->proc->n;
-	if (w->hi > MT_UNW_MAPS) {
-		w->hi = MT_UNW_MAPS;
+	m = NULL;
+	if (w->last_map) {
+		m = &c->proc->m[(w->last_map - 1) & (MT_UNW_MAPS - 1)];
+		if (w->pc < m->start || w->pc >= m->end) {
+			m = NULL;
+		}
 	}
-	bpf_loop(10, search_map_step, c, 0);
-	if (!w->lo || w->lo < w->hi) {
-		return NULL;
+	if (!m) {
+		w->key = w->pc;
+		w->lo = 0;
+		w->hi = c->proc->n;
+		if (w->hi > MT_UNW_MAPS) {
+			w->hi = MT_UNW_MAPS;
+		}
+		search_map(c);
+		if (!w->lo || w->lo < w->hi) {
+			return NULL;
+		}
+		w->last_map = w->lo;
+		m = &c->proc->m[(w->lo - 1) & (MT_UNW_MAPS - 1)];
 	}
-	m = &c->proc->m[(w->lo - 1) & (MT_UNW_MAPS - 1)];
 	if (w->pc >= m->end || !m->row_count) {
 		return NULL;
 	}
@@ -401,7 +417,7 @@ static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
 	w->first = m->row_first;
 	w->lo = 0;
 	w->hi = m->row_count;
-	bpf_loop(32, search_row_step, c, 0);
+	search_row(w);
 	if (!w->lo || w->lo < w->hi) {
 		return NULL;
 	}
@@ -483,12 +499,24 @@ static long unwind_step(u32 index, void *data)
 		}
 		break;
 	}
-	if (cfa <= w->sp || (cfa & 7) || cfa - w->sp > MT_STACK_SPAN ||
-	    bpf_probe_read_user(&ra, 8, (void *)(cfa - 8)) || !ra) {
+	if (cfa <= w->sp || (cfa & 7) || cfa - w->sp > MT_STACK_SPAN) {
 		return walk_cut(w);
 	}
-	if (rbp_off &&
-	    bpf_probe_read_user(&bp, 8, (void *)(cfa + rbp_off * 8))) {
+	if (rbp_off == -2) {
+		u64 pair[2];
+
+		/* push rbp after the call: both in one read */
+		if (bpf_probe_read_user(pair, 16, (void *)(cfa - 16))) {
+			return walk_cut(w);
+		}
+		bp = pair[0];
+		ra = pair[1];
+	} else if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8)) ||
+		   (rbp_off && bpf_probe_read_user(&bp, 8,
+						   (void *)(cfa + rbp_off * 8)))) {
+		return walk_cut(w);
+	}
+	if (!ra) {
 		return walk_cut(w);
 	}
 	return walk_push(w, ra, cfa, bp, 0);
@@ -508,6 +536,7 @@ static __always_inline u32 walk_stack(struct pt_regs *ctx, u64 sp,
 	w->bp = PT_REGS_FP(ctx);
 	w->depth = depth;
 	w->exact = 0;
+	w->last_map = 0;
 	bpf_loop(MT_STACK_MAX, unwind_step, &c, 0);
 	return w->s.nframes;
 }
