@@ -12,6 +12,7 @@
  * - jq (Debian's, no frame pointers): no frame outside a mapping.
  * - unw-chain (PIE, non-PIE, static), unw-chain-cxx (libstdc++'s operator
  *   new[]), unw-dlopen + unw-dso.so (dlopen, then an allocation at once),
+ *   unw-chain-dbgframe (its CFI in .debug_frame only),
  *   all -O2 -fomit-frame-pointer: the stack of the allocation in the
  *   six-deep chain is whole, from _start down to the innermost function,
  *   in order (DWARF unwind tables in BPF); with "signal", the allocation
@@ -198,6 +199,12 @@ START_TEST(test_chain_static)
 }
 END_TEST
 
+START_TEST(test_chain_debug_frame)
+{
+	check_chain(ebpf_prog("unw-chain-dbgframe"), CHAIN, 4242);
+}
+END_TEST
+
 START_TEST(test_chain_cxx)
 {
 	check_chain(ebpf_prog("unw-chain-cxx"), CHAIN, 4243);
@@ -326,6 +333,7 @@ static Suite *unwind_suite(void)
 	tcase_add_test(tc, test_chain_pie);
 	tcase_add_test(tc, test_chain_nopie);
 	tcase_add_test(tc, test_chain_static);
+	tcase_add_test(tc, test_chain_debug_frame);
 	tcase_add_test(tc, test_chain_cxx);
 	tcase_add_test(tc, test_chain_dlopen);
 	tcase_add_test(tc, test_depth);

@@ -13,7 +13,8 @@ UNW_PROG_CPPFLAGS = -I$(srcdir)/tests/progs
 
 check_PROGRAMS += tests/progs/unw-badfp tests/progs/unw-chain \
 	tests/progs/unw-chain-nopie tests/progs/unw-chain-static \
-	tests/progs/unw-chain-cxx tests/progs/unw-dlopen
+	tests/progs/unw-chain-cxx tests/progs/unw-dlopen \
+	tests/progs/unw-chain-dbgframe
 tests_progs_unw_badfp_SOURCES = tests/progs/unw-badfp.c
 tests_progs_unw_badfp_CFLAGS = -O2
 # PIE (Debian's default)
@@ -30,6 +31,11 @@ tests_progs_unw_chain_static_SOURCES = tests/progs/unw-chain.c
 tests_progs_unw_chain_static_CPPFLAGS = $(UNW_PROG_CPPFLAGS)
 tests_progs_unw_chain_static_CFLAGS = $(UNW_PROG_CFLAGS)
 tests_progs_unw_chain_static_LDFLAGS = -all-static
+# its own code's CFI in .debug_frame only (.eh_frame: the start files')
+tests_progs_unw_chain_dbgframe_SOURCES = tests/progs/unw-chain.c
+tests_progs_unw_chain_dbgframe_CPPFLAGS = $(UNW_PROG_CPPFLAGS)
+tests_progs_unw_chain_dbgframe_CFLAGS = $(UNW_PROG_CFLAGS) -g \
+	-fno-asynchronous-unwind-tables -fno-unwind-tables
 # through libstdc++'s operator new[]
 tests_progs_unw_chain_cxx_SOURCES = tests/progs/unw-chain-cxx.cc
 tests_progs_unw_chain_cxx_CPPFLAGS = $(UNW_PROG_CPPFLAGS)

@@ -322,11 +322,40 @@ static int file_loads(Elf *elf, struct ebpf_unw_file *f, uint64_t *text_lo,
 	return *text_hi > *text_lo ? 0 : -ENOENT;
 }
 
-/* The rows of an ELF file into t. */
+/* Whether elf has a section of that name (.debug_frame: libdw is only
+ * asked for DWARF where there is some). */
+static int has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx)) {
+		return 0;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, name)) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The rows of an ELF file into t: .eh_frame's, and .debug_frame's for the
+ * code .eh_frame does not cover (a program built with
+ * -fno-asynchronous-unwind-tables -g has .eh_frame for its start files
+ * only). Where the FDEs start: .eh_frame_hdr's table, and with
+ * .debug_frame (or without the table) the function symbols too.
+ */
 static int build_rows(Elf *elf, struct ebpf_unw_file *f, struct rows *t)
 {
 	struct starts s = { 0 };
-	Dwarf_CFI *cfi, *eh;
+	Dwarf_CFI *eh, *dbg = NULL;
 	Dwarf *dw = NULL;
 	uint64_t lo, hi, addr;
 	size_t i;
@@ -340,21 +369,18 @@ static int build_rows(Elf *elf, struct ebpf_unw_file *f, struct rows *t)
 		return -ERANGE; /* rows hold 32-bit pcs */
 	}
 	eh = dwarf_getcfi_elf(elf);
-	cfi = eh;
-	if (!cfi) {
+	if (has_section(elf, ".debug_frame")) {
 		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-		cfi = dw ? dwarf_getcfi(dw) : NULL;
+		dbg = dw ? dwarf_getcfi(dw) : NULL;
 	}
-	if (!cfi) {
+	if (!eh && !dbg) {
 		if (dw) {
 			dwarf_end(dw);
 		}
 		return -ENOENT;
 	}
 	err = eh ? hdr_starts(elf, &s) : -ENOENT;
-	if (err == -ENOENT) {
-		/* no search table (.debug_frame alone): the functions'
-		 * starts, and the text's */
+	if (err == -ENOENT || (!err && dbg)) {
 		err = mt_elf_for_each_func(elf, sym_start, &s);
 		if (!err) {
 			err = starts_put(&s, lo);
@@ -366,15 +392,22 @@ static int build_rows(Elf *elf, struct ebpf_unw_file *f, struct rows *t)
 	addr = 0;
 	for (i = 0; !err && i < s.n; i++) {
 		struct mt_unw_row gap = { .kind = MT_UNW_NONE };
+		uint64_t end = s.a[i];
 
 		if (s.a[i] < addr || s.a[i] < lo || s.a[i] >= hi) {
 			continue; /* inside a range done, or not code */
 		}
-		addr = rows_from(cfi, s.a[i], addr, hi, t, &err);
-		if (!err && addr > s.a[i]) {
+		if (eh) {
+			end = rows_from(eh, s.a[i], addr, hi, t, &err);
+		}
+		if (!err && end == s.a[i] && dbg) {
+			end = rows_from(dbg, s.a[i], addr, hi, t, &err);
+		}
+		if (!err && end > s.a[i]) {
 			/* up to the next covered range: no CFI */
-			gap.pc = (unsigned int)addr;
+			gap.pc = (unsigned int)end;
 			err = rows_put(t, &gap);
+			addr = end;
 		}
 	}
 	free(s.a);
