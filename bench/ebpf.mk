@@ -45,3 +45,11 @@ endif
 # Outside the conditional: automake wants .PHONY and 'bench' defined once.
 .PHONY: bench-ebpf bench-pressure
 bench: $(BENCH_EBPF)
+
+# bench/bench-unwind.sh: --stacks on Debian's jq (no frame pointers),
+# time and whole-stack share against heaptrack ('make bench-unwind').
+EXTRA_DIST += bench/bench-unwind.sh
+.PHONY: bench-unwind
+bench-unwind: memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
+	MEMTRACK_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs' \
+		$(SHELL) $(srcdir)/bench/bench-unwind.sh '$(abs_top_builddir)'

@@ -328,7 +328,18 @@ char *mt_stats_summary(struct mt_stats *s, const struct mt_pipeline_stats *ps,
 		       i ? "," : "", (int)s->procs[i].pid, s->procs[i].stops,
 		       run ? (double)s->procs[i].stopped_ns / (double)run : 0.0);
 	}
-	append(&json, &len, "]}");
+	append(&json, &len, "]");
+	if (ss && ss->stacks) {
+		append(&json, &len,
+		       ",\"stacks\":%" PRIu64 ",\"stacks_truncated\":%" PRIu64
+		       ",\"unwind_files\":%" PRIu64 ",\"unwind_bytes\":%" PRIu64
+		       ",\"unwind_bytes_max\":%" PRIu64
+		       ",\"unwind_build_ns\":%" PRIu64,
+		       ss->stacks, ss->stacks_truncated, ss->unwind_files,
+		       ss->unwind_bytes, ss->unwind_bytes_max,
+		       ss->unwind_build_ns);
+	}
+	append(&json, &len, "}");
 	if (s->jsonl && json) {
 		fprintf(s->jsonl, "%s\n", json);
 	}
@@ -368,6 +379,15 @@ char *mt_stats_summary(struct mt_stats *s, const struct mt_pipeline_stats *ps,
 			"memtrack: producers waited for room %" PRIu64
 			" times, %.3f s in all\n",
 			waits, (double)wait_ns / 1e9);
+	}
+	if (ss && ss->stacks) {
+		fprintf(stderr,
+			"memtrack: %" PRIu64 " stacks, %" PRIu64
+			" truncated; unwind tables of %" PRIu64 " files: %" PRIu64
+			" bytes (bound %" PRIu64 "), built in %.3f s\n",
+			ss->stacks, ss->stacks_truncated, ss->unwind_files,
+			ss->unwind_bytes, ss->unwind_bytes_max,
+			(double)ss->unwind_build_ns / 1e9);
 	}
 	fprintf(stderr,
 		"memtrack: %" PRIu64 " frames, %" PRIu64 " bytes written",

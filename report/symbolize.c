@@ -39,6 +39,8 @@
 #include <libelf.h>
 #endif
 
+#include <memtrack/event.h> /* MT_FRAME_TRUNCATED */
+
 #include "array.h"
 #include "log.h"
 #include "report-map.h"
@@ -800,6 +802,9 @@ static void loc_unnamed(struct mt_sym *s, const struct mt_sym_loc *l,
 
 		snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : path,
 			 l->off);
+	} else if (l->addr == MT_FRAME_TRUNCATED) {
+		/* the source's mark: the walk stopped short of the root */
+		snprintf(buf, len, "[truncated]");
 	} else {
 		snprintf(buf, len, "0x%" PRIx64, l->addr);
 	}

@@ -21,6 +21,7 @@ include tests/ebpf.mk
 include tests/report.mk
 include tests/stacks.mk
 include tests/inproc-stacks.mk
+include tests/unwind.mk
 include tests/preload.mk
 include tests/sanitize.mk
 include tests/symbols.mk

@@ -10,7 +10,7 @@ for arg in "$@"; do
 	case "$arg" in
 	*/test-ebpf | */test-pressure | */test-stacks | */test-lifecycle.sh | \
 	*/test-stress.sh | \
-	*/test-sources-agree | */test-preload-syscalls)
+	*/test-sources-agree | */test-preload-syscalls | */test-unwind)
 		mode=-x
 		;;
 	esac

@@ -36,6 +36,12 @@ enum mt_event_kind {
 #define MT_EVF_OLD_ADDR (1u << 0) /* old_addr is known (Realloc only) */
 #define MT_EVF_STACK (1u << 1)    /* stack_id is valid */
 
+/* The last frame of a stack in a stack table ("MTKT"), at its root end,
+ * when the stack was cut short there: the walk could not go on without
+ * guessing. Never a user-space address; a reader that does not know it
+ * shows an address outside every mapping. */
+#define MT_FRAME_TRUNCATED 0xffffffffffffffffull
+
 struct mt_event {
 	uint64_t timestamp; /* ns, CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	uint64_t addr;      /* block address; Brk: the new break */

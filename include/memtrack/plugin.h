@@ -174,6 +174,14 @@ struct mt_source_stats {
 	/* since 1.1 */
 	uint64_t waits;     /* producers waited for room in a full ring */
 	uint64_t wait_ns;   /* total time they waited */
+	/* call stacks (0 when the source records none); the struct's size
+	 * tells an older peer they are not there */
+	uint64_t stacks;           /* distinct stacks recorded */
+	uint64_t stacks_truncated; /* of them, cut short ([truncated]) */
+	uint64_t unwind_files;     /* files with an unwind table */
+	uint64_t unwind_bytes;     /* what their tables take */
+	uint64_t unwind_bytes_max; /* the bound (0: none) */
+	uint64_t unwind_build_ns;  /* time spent building them */
 };
 
 /* read() result flags */

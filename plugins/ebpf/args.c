@@ -37,6 +37,8 @@
 #define DEFAULT_RING_SIZE (16u << 20)
 #define MIN_RING_SIZE (256u << 10)
 #define DEFAULT_STACK_DEPTH 64
+/* unwind tables: 2M rows of 8 bytes (libc takes ~ 40k) */
+#define DEFAULT_STACK_TABLE_SIZE (16u << 20)
 
 /*
  * A watermark: a fraction of the ring ("0.75"), a percentage ("75%") or
@@ -89,6 +91,7 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 	int err = 0;
 
 	st->ring_size = DEFAULT_RING_SIZE;
+	st->stack_table_size = DEFAULT_STACK_TABLE_SIZE;
 	if (args && *args) {
 		copy = strdup(args);
 		if (!copy) {
@@ -138,9 +141,24 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 				break;
 			}
 			st->stack_depth = (unsigned int)v;
+		} else if (!strncmp(tok, "stack-table-size=", 17)) {
+			size_t v;
+
+			if (mt_parse_size(tok + 17, &v) || v < 4096 ||
+			    v > (1ull << 32)) {
+				ebpf_log(st, MT_LOG_ERROR,
+					 "option stack-table-size=%s: bytes from 4k to 4G expected",
+					 tok + 17);
+				err = -EINVAL;
+				break;
+			}
+			st->stack_table_size = v;
+			if (!st->stack_depth) {
+				st->stack_depth = DEFAULT_STACK_DEPTH;
+			}
 		} else {
 			ebpf_log(st, MT_LOG_ERROR,
-				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, stacks, stack-depth=N)",
+				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, stacks, stack-depth=N, stack-table-size=BYTES)",
 				 tok);
 			err = -EINVAL;
 			break;

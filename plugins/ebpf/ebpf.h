@@ -46,11 +46,28 @@ struct ebpf_bid {
 	unsigned char id[32];
 };
 
-/* the mappings of a process already recorded (by start address) */
+/* an executable mapping of a process, and its unwind table (unwind.c) */
+struct ebpf_range {
+	unsigned long start, end;
+	uint64_t bias;
+	uint32_t row_first, row_count;
+};
+
+/* an executable file's unwind table: a slice of unw_rows (row_count 0:
+ * none), and its segments, for the load bias of a mapping */
+struct ebpf_unw_file {
+	uint64_t dev, ino;
+	uint32_t row_first, row_count;
+	size_t nloads;
+	uint64_t load_off[8], load_vaddr[8], load_size[8];
+};
+
+/* the executable mappings of a process already recorded: what its stacks'
+ * frames are checked against (stacks.c) */
 struct ebpf_seen {
 	pid_t pid;
 	size_t n, cap;
-	unsigned long *start;
+	struct ebpf_range *range;
 };
 
 struct ebpf_state {
@@ -114,7 +131,19 @@ struct ebpf_state {
 	struct ebpf_seen *seen;
 	size_t nseen, seen_cap;
 	uint64_t stacks_seen;
+	uint64_t stacks_truncated; /* of stacks_seen, marked truncated */
+	uint64_t frames_dropped;   /* frames outside every executable mapping */
 	int meta_unsupported;
+
+	/* unwind tables (unwind.c) */
+	size_t stack_table_size;	/* bytes of rows at most */
+	struct mt_unw_row *unw_rows;	/* the mmapped unw_rows map */
+	size_t unw_nrows, unw_max_rows, unw_map_len;
+	struct ebpf_unw_file *unw_files;
+	size_t nunw_files, unw_files_cap;
+	uint64_t unw_build_ns;
+	uint32_t unw_files_built, unw_files_skipped;
+	int unw_full_warned, unw_maps_warned;
 };
 
 /* attach.c: handle the executable files a process maps: attach the uprobes
@@ -144,6 +173,19 @@ int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child);
 /* Write what was collected, before the events read next. */
 int ebpf_meta_flush(struct ebpf_state *st, struct mt_emitter *em);
 void ebpf_stacks_free(struct ebpf_state *st);
+
+/* unwind.c: the unwind tables of the stack capture. prepare() sizes the
+ * maps before load, init() maps the rows after it. mapping() fills r's
+ * table and bias (the file's table is built at its first mapping, read
+ * through path, named shown in messages);
+ * push() hands BPF a process's mappings. Negative errno on failure. */
+int ebpf_unw_prepare(struct ebpf_state *st);
+int ebpf_unw_init(struct ebpf_state *st);
+int ebpf_unw_mapping(struct ebpf_state *st, struct ebpf_range *r,
+		     uint64_t dev, uint64_t ino, uint64_t off,
+		     const char *path, const char *shown);
+int ebpf_unw_push(struct ebpf_state *st, const struct ebpf_seen *seen);
+void ebpf_unw_free(struct ebpf_state *st);
 
 /* watchdog.c: a process that resumes every stopped process of `holds` when
  * memtrack dies, even by SIGKILL. */

@@ -23,7 +23,7 @@
  * lost. Every stop is recorded in `holds` before the signal is sent.
  *
  * Stacks (stack_depth != 0, a load-time constant: without it no program
- * calls bpf_get_stack): the outermost allocator entry captures the user
+ * walks the stack): the outermost allocator entry captures the user
  * call stack by frame pointers, deduplicated per process by a hash of its
  * return addresses; a new stack goes once to the `stacks` ring, the event
  * carries its id. Every exec and executable mmap of a tracked process then
@@ -94,14 +94,51 @@ struct {
 	__type(value, u32);
 } stack_ids SEC(".maps");
 
-/* the capture buffer, per thread: 1 KiB is too big for the BPF stack, and a
- * per-CPU buffer could be overwritten by a uprobe of a task preempting us */
+/*
+ * The walk's state with the capture buffer, per thread: 1 KiB is too big
+ * for the BPF stack, and a per-CPU buffer could be overwritten by a uprobe
+ * of a task preempting us. The walk's counters live here, in map memory,
+ * on purpose: the verifier tracks values kept on the BPF stack exactly and
+ * would walk every iteration of every loop separately.
+ */
+struct mt_walk {
+	struct mt_bpf_stack s;	/* what goes to the stacks ring */
+	u64 pc, sp, bp;		/* the registers of the frame being left */
+	u32 depth;
+	u32 exact;		/* pc is not a return address (after a
+				 * signal): its own row, not the call's */
+	u64 key;		/* a binary search: the last element <= key */
+	u32 first, lo, hi;
+	u32 last_map;		/* the previous frame's mapping + 1 (0: none):
+				 * callers are mostly in the same file */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct mt_bpf_stack);
+	__type(value, struct mt_walk);
 } stack_buf SEC(".maps");
+
+/* unwind tables: every file's rows (plugins/ebpf/unwind.c), written by
+ * user space through mmap; sized by user space */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct mt_unw_row);
+} unw_rows SEC(".maps");
+
+/* tgid -> its executable mappings and their tables; a fork copies the
+ * parent's, user space replaces them at exec and executable mmap */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, u32);
+	__type(value, struct mt_unw_proc);
+} unw_procs SEC(".maps");
 
 /* tgid (global) -> 1 */
 struct {
@@ -273,38 +310,265 @@ static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
 /* ------------------------------------------------------------------ */
 
 /*
+ * The walk, from the allocator's entry: frames[0] is the return address at
+ * sp (the allocator's caller); then one caller per step, up to
+ * stack_depth. A step finds the pc's mapping in the process's list and
+ * its row in the file's unwind table (binary searches), computes the CFA
+ * from the row, and reads the return address at CFA - 8 and the caller's
+ * rbp where the row says. Where no row covers the pc it falls back to the
+ * frame pointer ([rbp] the caller's rbp, [rbp + 8] the return address).
+ * Either way only a step that moves toward higher stack addresses is
+ * taken: a step that cannot be made ends the walk, marked truncated. A row
+ * saying the return address is undefined (_start, clone) is the root:
+ * the stack is whole. User space then keeps only frames inside executable
+ * mappings (see plugins/ebpf/stacks.c). The walk is a bpf_loop, whose
+ * callback the verifier checks once; its searches are inline loops whose
+ * state is kept in map memory.
+ */
+struct mt_walk_ctx {
+	struct mt_walk *w;
+	struct mt_unw_proc *proc;	/* NULL: frame pointers only */
+};
+
+/* The last mapping starting at or below w->key, by halving w->lo, w->hi
+ * (in map memory: the two halves leave the same verifier state, so it
+ * checks one iteration's paths, not 2^n). */
+static __always_inline void search_map(struct mt_walk_ctx *c)
+{
+	struct mt_walk *w = c->w;
+	u32 i, mid;
+
+	for (i = 0; i < 9; i++) {
+		if (w->lo >= w->hi) {
+			break;
+		}
+		mid = (w->lo + w->hi) / 2;
+		if (c->proc->m[mid & (MT_UNW_MAPS - 1)].start <= w->key) {
+			w->lo = mid + 1;
+		} else {
+			w->hi = mid;
+		}
+	}
+}
+
+/* The same over rows w->first + [w->lo, w->hi) (2^24 rows at most). */
+static __always_inline void search_row(struct mt_walk *w)
+{
+	struct mt_unw_row *r;
+	u32 i, mid, idx;
+
+	for (i = 0; i < 24; i++) {
+		if (w->lo >= w->hi) {
+			break;
+		}
+		mid = (w->lo + w->hi) / 2;
+		idx = w->first + mid;
+		r = bpf_map_lookup_elem(&unw_rows, &idx);
+		if (!r) {
+			w->lo = 0; /* not found */
+			w->hi = 0;
+			break;
+		}
+		if (r->pc <= w->key) {
+			w->lo = mid + 1;
+		} else {
+			w->hi = mid;
+		}
+	}
+}
+
+/* The row for pc, or NULL (no mapping, no table, no row). */
+static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
+{
+	struct mt_walk *w = c->w;
+	struct mt_unw_map *m;
+	u32 idx;
+
+	if (!c->proc) {
+		return NULL;
+	}
+	m = NULL;
+	if (w->last_map) {
+		m = &c->proc->m[(w->last_map - 1) & (MT_UNW_MAPS - 1)];
+		if (w->pc < m->start || w->pc >= m->end) {
+			m = NULL;
+		}
+	}
+	if (!m) {
+		w->key = w->pc;
+		w->lo = 0;
+		w->hi = c->proc->n;
+		if (w->hi > MT_UNW_MAPS) {
+			w->hi = MT_UNW_MAPS;
+		}
+		search_map(c);
+		if (!w->lo || w->lo < w->hi) {
+			return NULL;
+		}
+		w->last_map = w->lo;
+		m = &c->proc->m[(w->lo - 1) & (MT_UNW_MAPS - 1)];
+	}
+	if (w->pc >= m->end || !m->row_count) {
+		return NULL;
+	}
+	/* a return address is past its call: the call's row is the one of
+	 * the byte before */
+	w->key = w->pc - m->bias - (w->exact ? 0 : 1);
+	w->first = m->row_first;
+	w->lo = 0;
+	w->hi = m->row_count;
+	search_row(w);
+	if (!w->lo || w->lo < w->hi) {
+		return NULL;
+	}
+	idx = w->first + w->lo - 1;
+	return bpf_map_lookup_elem(&unw_rows, &idx);
+}
+
+/* ucontext of the signal trampoline's frame: where the interrupted
+ * registers are (struct sigcontext at offset 40) */
+#define UC_RBP 120
+#define UC_RSP 160
+#define UC_RIP 168
+
+static __always_inline long walk_push(struct mt_walk *w, u64 ra, u64 cfa,
+				      u64 bp, u32 exact)
+{
+	w->s.frames[w->s.nframes & MT_STACK_MAX] = ra;
+	w->s.nframes++;
+	w->pc = ra;
+	w->sp = cfa;
+	w->bp = bp;
+	w->exact = exact;
+	return 0;
+}
+
+static __always_inline long walk_cut(struct mt_walk *w)
+{
+	w->s.flags |= MT_STACK_TRUNCATED;
+	return 1;
+}
+
+static long unwind_step(u32 index, void *data)
+{
+	struct mt_walk_ctx *c = data;
+	struct mt_walk *w = c->w;
+	struct mt_unw_row *row;
+	u64 cfa, ra, bp = w->bp;
+	u32 kind = MT_UNW_NONE;
+	s64 rbp_off = 0;
+
+	row = find_row(c);
+	if (row) {
+		kind = row->kind;
+		rbp_off = row->rbp_off;
+	}
+	if (kind == MT_UNW_END) {
+		return 1; /* the root: whole, even at the depth limit */
+	}
+	if (w->s.nframes >= w->depth || w->s.nframes >= MT_STACK_MAX) {
+		return walk_cut(w);
+	}
+	switch (kind) {
+	case MT_UNW_CFA_RSP:
+		cfa = w->sp + row->cfa_off;
+		break;
+	case MT_UNW_CFA_RBP:
+		cfa = w->bp + row->cfa_off;
+		break;
+	case MT_UNW_PLT:
+		cfa = w->sp + 8 + ((w->pc & 15) >= (u64)rbp_off ? 8 : 0);
+		rbp_off = 0;
+		break;
+	case MT_UNW_SIGNAL:
+		if (bpf_probe_read_user(&bp, 8, (void *)(w->sp + UC_RBP)) ||
+		    bpf_probe_read_user(&cfa, 8, (void *)(w->sp + UC_RSP)) ||
+		    bpf_probe_read_user(&ra, 8, (void *)(w->sp + UC_RIP)) ||
+		    cfa <= w->sp || !ra) {
+			return walk_cut(w);
+		}
+		return walk_push(w, ra, cfa, bp, 1);
+	default:
+		/* frame pointer: the frame is [rbp, rbp + 16) */
+		if (!w->bp) {
+			return 1; /* the root's mark: whole */
+		}
+		cfa = w->bp + 16;
+		if (bpf_probe_read_user(&bp, 8, (void *)w->bp)) {
+			return walk_cut(w);
+		}
+		break;
+	}
+	if (cfa <= w->sp || (cfa & 7) || cfa - w->sp > MT_STACK_SPAN) {
+		return walk_cut(w);
+	}
+	if (rbp_off == -2) {
+		u64 pair[2];
+
+		/* push rbp after the call: both in one read */
+		if (bpf_probe_read_user(pair, 16, (void *)(cfa - 16))) {
+			return walk_cut(w);
+		}
+		bp = pair[0];
+		ra = pair[1];
+	} else if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8)) ||
+		   (rbp_off && bpf_probe_read_user(&bp, 8,
+						   (void *)(cfa + rbp_off * 8)))) {
+		return walk_cut(w);
+	}
+	if (!ra) {
+		return walk_cut(w);
+	}
+	return walk_push(w, ra, cfa, bp, 0);
+}
+
+static __always_inline u32 walk_stack(struct pt_regs *ctx, u64 sp,
+				      struct mt_walk *w, u32 depth)
+{
+	u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_walk_ctx c = { .w = w };
+
+	c.proc = bpf_map_lookup_elem(&unw_procs, &tgid);
+	w->s.flags = 0;
+	w->s.nframes = 1;
+	w->pc = w->s.frames[0];
+	w->sp = sp + 8; /* the caller's, once the allocator returns */
+	w->bp = PT_REGS_FP(ctx);
+	w->depth = depth;
+	w->exact = 0;
+	w->last_map = 0;
+	bpf_loop(MT_STACK_MAX, unwind_step, &c, 0);
+	return w->s.nframes;
+}
+
+/*
  * The stack of the allocation entering at sp, as an id (0: none). Taken at
  * entry, not at return: the allocator frame is then the only one to drop,
  * and an outer without uretprobe (operator new) still gets its caller's
- * stack. At the entry instruction the frame pointer is still the caller's,
- * so the frame-pointer walk starts at the caller's caller: frames[0] (the
- * allocator's own address) is replaced by the return address at sp.
+ * stack.
  */
 static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
 {
 	struct mt_bpf_stack *s;
+	struct mt_walk *w;
 	u64 h = 0xcbf29ce484222325ull ^ (id >> 32), ret, unread, flags;
-	u32 n, i, sid, *known, size;
-	long got;
+	u32 n, i, sid, *known, depth;
 
 	if (!stack_depth) {
 		return 0;
 	}
-	s = bpf_task_storage_get(&stack_buf, bpf_get_current_task_btf(), NULL,
+	w = bpf_task_storage_get(&stack_buf, bpf_get_current_task_btf(), NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!s) {
+	if (!w) {
 		return 0;
 	}
-	size = stack_depth * 8;
-	if (size > sizeof(s->frames)) {
-		size = sizeof(s->frames);
-	}
-	got = bpf_get_stack(ctx, s->frames, size, BPF_F_USER_STACK);
-	if (got <= 0 || bpf_probe_read_user(&ret, sizeof(ret), (void *)sp)) {
+	s = &w->s;
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp)) {
 		return 0;
 	}
 	s->frames[0] = ret;
-	n = got / 8;
+	depth = stack_depth < MT_STACK_MAX ? stack_depth : MT_STACK_MAX;
+	n = walk_stack(ctx, sp, w, depth);
 	if (n > MT_STACK_MAX) {
 		n = MT_STACK_MAX;
 	}
@@ -314,7 +578,7 @@ static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
 		}
 		h = (h ^ s->frames[i & MT_STACK_MAX]) * 0x100000001b3ull;
 	}
-	h ^= (u64)n << 56;
+	h ^= (u64)n << 56 ^ (u64)s->flags << 48;
 	known = bpf_map_lookup_elem(&stack_ids, &h);
 	if (known) {
 		return *known;
@@ -331,7 +595,6 @@ static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
 	s->id = sid;
 	s->pid = id >> 32;
 	s->nframes = n;
-	s->pad = 0;
 	unread = bpf_ringbuf_query(&stacks, BPF_RB_AVAIL_DATA);
 	flags = unread >= stack_wakeup_at ? BPF_RB_FORCE_WAKEUP :
 					    BPF_RB_NO_WAKEUP;
@@ -554,9 +817,19 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 			.ts = bpf_ktime_get_ns(),
 		};
 
+		struct mt_unw_proc *maps;
+		u32 ptgid = id >> 32;
+
 		/* the child's stacks resolve through these mappings */
 		if (bpf_ringbuf_output(&ctl, &c, sizeof(c), 0)) {
 			__sync_fetch_and_add(&ctl_dropped, 1);
+		}
+		/* and are unwound with them from its first allocation */
+		maps = bpf_map_lookup_elem(&unw_procs, &ptgid);
+		if (maps) {
+			bpf_map_update_elem(&unw_procs, &tgid, maps, BPF_ANY);
+		} else {
+			bpf_map_delete_elem(&unw_procs, &tgid);
 		}
 	}
 	return 0;
@@ -575,6 +848,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	/* group_dead is decremented before this tracepoint */
 	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
 		bpf_map_delete_elem(&tracked, &tgid);
+		bpf_map_delete_elem(&unw_procs, &tgid);
 	}
 	return 0;
 }

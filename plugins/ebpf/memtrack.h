@@ -89,12 +89,17 @@ struct mt_hold_key {
  */
 #define MT_STACK_MAX 127
 #define MT_STACK_HDR 16
+/* flags: the walk stopped before the root (a frame it could not trust) */
+#define MT_STACK_TRUNCATED 1u
+/* how far above the entry's sp a frame may be: a thread's stack (8 MiB by
+ * default; 64 MiB leaves room for larger ones) */
+#define MT_STACK_SPAN (64ull << 20)
 
 struct mt_bpf_stack {
 	unsigned int id;	/* > 0; events carry it in stack_id */
 	unsigned int pid;	/* global tgid of the process */
 	unsigned int nframes;
-	unsigned int pad;
+	unsigned int flags;	/* MT_STACK_* */
 	unsigned long long frames[MT_STACK_MAX + 1];
 };
 
@@ -102,6 +107,52 @@ struct mt_bpf_stack {
 struct mt_file_key {
 	unsigned long long dev;	/* kernel dev_t (MKDEV: major << 20 | minor) */
 	unsigned long long ino;
+};
+
+/*
+ * Unwind tables (plugins/ebpf/unwind.c builds them from .eh_frame with
+ * libdw, the stack capture reads them). One row per PC range of an
+ * executable file, sorted by pc within the file; a file's rows are a
+ * slice of the one `unw_rows` array, shared by every process mapping the
+ * file. A row holds until the next row's pc.
+ */
+enum mt_unw_kind {
+	MT_UNW_NONE = 0,	/* no CFI here (or one we cannot use): fall
+				 * back to the frame pointer */
+	MT_UNW_CFA_RSP,		/* CFA = rsp + cfa_off */
+	MT_UNW_CFA_RBP,		/* CFA = rbp + cfa_off */
+	MT_UNW_PLT,		/* CFA = rsp + 8, + 8 when (pc & 15) >= rbp_off */
+	MT_UNW_SIGNAL,		/* __restore_rt: the interrupted registers are
+				 * in the ucontext at rsp */
+	MT_UNW_END,		/* the return address is undefined: the root
+				 * (_start, a thread's clone) */
+};
+
+struct mt_unw_row {
+	unsigned int pc;	/* file vaddr */
+	short cfa_off;
+	unsigned char kind;	/* enum mt_unw_kind */
+	signed char rbp_off;	/* the caller's rbp at CFA + 8 * rbp_off;
+				 * 0: unchanged. The return address is at
+				 * CFA - 8 (x86-64) */
+};
+
+/* An executable mapping of a process, as the unwinder sees it. */
+struct mt_unw_map {
+	unsigned long long start, end;
+	unsigned long long bias;	/* address - file vaddr */
+	unsigned int row_first;		/* its file's rows in unw_rows */
+	unsigned int row_count;		/* 0: no table (frame pointers) */
+};
+
+/* the most mappings of a process the unwinder knows: beyond them, frame
+ * pointers (user space warns) */
+#define MT_UNW_MAPS 256
+
+struct mt_unw_proc {
+	unsigned int n;
+	unsigned int pad;
+	struct mt_unw_map m[MT_UNW_MAPS];	/* sorted by start */
 };
 
 #endif /* MEMTRACK_BPF_H */

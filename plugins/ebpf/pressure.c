@@ -162,7 +162,7 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 	const struct mt_ctl *c = data;
 	struct mt_hold_key key = { .tgid = c->tgid };
 	struct ebpf_hold *h;
-	int err = 0;
+	int err = 0, aerr;
 
 	if (len < sizeof(*c)) {
 		return 0;
@@ -180,12 +180,18 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 	case MT_CTL_ATTACH:
 		key.tid = c->tid;
 		h->reasons |= HOLD_ATTACH;
-		err = ebpf_attach_process(st, c->tgid, c->dev, c->ino);
-		if (!err && st->stack_depth) {
+		if (st->stack_depth) {
 			/* stopped at exec or at an executable mmap: what
-			 * the process's stacks resolve through */
+			 * the process's stacks resolve through and are
+			 * unwound with. Before the attach: building a table
+			 * mallocs per row, and once the file just mapped is
+			 * our libc every malloc of ours traps too */
 			err = ebpf_record_maps(st, c->tgid,
 					       c->pad & MT_CTL_AT_EXEC);
+		}
+		aerr = ebpf_attach_process(st, c->tgid, c->dev, c->ino);
+		if (!err) {
+			err = aerr;
 		}
 		h = hold_get(st, c->tgid, 0); /* the array may have moved */
 		if (h) {

@@ -33,6 +33,7 @@
 
 #include <memtrack/plugin.h>
 
+#include "memtrack.h"
 #include "memtrack.skel.h"
 #include "ebpf.h"
 
@@ -113,6 +114,9 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 		err = bpf_map__set_max_entries(st->skel->maps.stacks,
 					       st->stack_ring_size);
 	}
+	if (!err) {
+		err = ebpf_unw_prepare(st);
+	}
 	if (err) {
 		goto error;
 	}
@@ -144,6 +148,10 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	if (err) {
 		ebpf_log(st, MT_LOG_ERROR, "cannot map the event ring: %s",
 			 strerror(-err));
+		goto error;
+	}
+	err = ebpf_unw_init(st);
+	if (err) {
 		goto error;
 	}
 	st->ctl_rb = ring_buffer__new(bpf_map__fd(st->skel->maps.ctl), ebpf_on_ctl,
@@ -322,6 +330,12 @@ static int ebpf_get_stats(void *state, struct mt_source_stats *out)
 	s.ring_used = ebpf_ring_unread(st);
 	s.stops = st->stops;
 	s.resumes = st->resumes;
+	s.stacks = st->stacks_seen;
+	s.stacks_truncated = st->stacks_truncated;
+	s.unwind_files = st->unw_files_built;
+	s.unwind_bytes = st->unw_nrows * sizeof(struct mt_unw_row);
+	s.unwind_bytes_max = st->unw_max_rows * sizeof(struct mt_unw_row);
+	s.unwind_build_ns = st->unw_build_ns;
 	/* only what the host's struct has room for */
 	if (n > sizeof(s.size)) {
 		memcpy((char *)out + sizeof(s.size), (char *)&s + sizeof(s.size),

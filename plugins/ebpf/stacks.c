@@ -105,39 +105,112 @@ int ebpf_meta_flush(struct ebpf_state *st, struct mt_emitter *em)
 	return err;
 }
 
+static struct ebpf_seen *seen_find(struct ebpf_state *st, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < st->nseen; i++) {
+		if (st->seen[i].pid == pid) {
+			return &st->seen[i];
+		}
+	}
+	return NULL;
+}
+
+static int in_exec_mapping(const struct ebpf_seen *seen, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < seen->n; i++) {
+		if (addr >= seen->range[i].start && addr < seen->range[i].end) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * How many of the frames of s to keep: those before the first one outside
+ * every executable mapping of its process (a frame-pointer walk through
+ * code without frame pointers reads data as return addresses; what
+ * follows such a frame is no more trustworthy). A process not seen yet
+ * (its fork record not read yet, or a stop that was not made) has its
+ * mappings read now.
+ */
+static uint32_t frames_to_keep(struct ebpf_state *st,
+			       const struct mt_bpf_stack *s)
+{
+	struct ebpf_seen *seen = seen_find(st, (pid_t)s->pid);
+	uint32_t i;
+
+	if (!seen || !seen->n) {
+		ebpf_consume_ctl(st);
+		seen = seen_find(st, (pid_t)s->pid);
+	}
+	if (!seen || !seen->n) {
+		ebpf_record_maps(st, (pid_t)s->pid, 0);
+		seen = seen_find(st, (pid_t)s->pid);
+	}
+	if (!seen) {
+		return 0;
+	}
+	for (i = 0; i < s->nframes; i++) {
+		if (!in_exec_mapping(seen, s->frames[i])) {
+			break;
+		}
+	}
+	return i;
+}
+
 /* A record of the `stacks` ring: one stack table entry. */
 int ebpf_on_stack(void *ctx, void *data, size_t len)
 {
 	struct ebpf_state *st = ctx;
 	const struct mt_bpf_stack *s = data;
+	static const uint64_t mark = MT_FRAME_TRUNCATED;
 	unsigned char hdr[12];
-	unsigned int skip;
-	int err;
+	uint32_t skip, n, keep;
+	int truncated, err;
 
 	if (len < MT_STACK_HDR || s->nframes > MT_STACK_MAX ||
 	    len < MT_STACK_HDR + (size_t)s->nframes * 8) {
 		return 0;
 	}
+	keep = frames_to_keep(st, s);
+	truncated = keep < s->nframes || (s->flags & MT_STACK_TRUNCATED);
+	st->frames_dropped += s->nframes - keep;
 	/* BPF put the caller's return address (read at the entry's stack
 	 * pointer) first; where the allocator's entry had already set up a
 	 * frame the walk found it too: keep it once (the same return address
 	 * twice in a row cannot be a real stack) */
-	skip = s->nframes > 1 && s->frames[0] == s->frames[1];
+	skip = keep > 1 && s->frames[0] == s->frames[1];
+	n = keep - skip;
+	/* the mark is one more frame, at the root end: the table's frames
+	 * stay at most MT_STACK_MAX (readers refuse more) */
+	if (truncated && n == MT_STACK_MAX) {
+		n--;
+	}
 	put32(hdr, s->id);
 	put32(hdr + 4, s->pid);
-	put32(hdr + 8, s->nframes - skip);
+	put32(hdr + 8, n + (truncated ? 1 : 0));
 	err = blob_put(&st->meta_stacks, hdr, sizeof(hdr));
 	if (!err) {
 		err = blob_put(&st->meta_stacks, s->frames + skip,
-			       (size_t)(s->nframes - skip) * 8);
+			       (size_t)n * 8);
+	}
+	if (!err && truncated) {
+		err = blob_put(&st->meta_stacks, &mark, sizeof(mark));
 	}
 	if (err) {
 		return err;
 	}
 	st->meta_stacks.count++;
 	st->stacks_seen++;
+	st->stacks_truncated += truncated;
 	if (st->meta_stacks.len > META_SPLIT && st->em) {
-		return blob_flush(st, &st->meta_stacks, "MTKT", st->em);
+		/* the mappings first: the check above may have read some
+		 * that these stacks resolve through */
+		return ebpf_meta_flush(st, st->em);
 	}
 	return 0;
 }
@@ -216,15 +289,46 @@ static int maps_put_pid(struct ebpf_state *st, uint8_t type, uint32_t a,
 	return err;
 }
 
+static struct ebpf_seen *seen_add(struct ebpf_state *st, pid_t pid)
+{
+	struct ebpf_seen *seen;
+
+	seen = mt_array_grow(st->seen, &st->seen_cap, st->nseen + 1,
+			     sizeof(*st->seen));
+	if (!seen) {
+		return NULL;
+	}
+	st->seen = seen;
+	seen = &st->seen[st->nseen++];
+	memset(seen, 0, sizeof(*seen));
+	seen->pid = pid;
+	return seen;
+}
+
 int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child)
 {
-	size_t i;
+	struct ebpf_seen *c, *p;
+	void *r;
 
-	/* a reused pid: what it had mapped before is not the child's */
-	for (i = 0; i < st->nseen; i++) {
-		if (st->seen[i].pid == child) {
-			st->seen[i].n = 0;
+	/* the child has its parent's mappings (a reused pid: what it had
+	 * mapped before is not the child's) */
+	c = seen_find(st, child);
+	if (!c) {
+		c = seen_add(st, child);
+		if (!c) {
+			return -ENOMEM;
 		}
+	}
+	c->n = 0;
+	p = seen_find(st, parent);
+	if (p && p->n) {
+		r = mt_array_grow(c->range, &c->cap, p->n, sizeof(*c->range));
+		if (!r) {
+			return -ENOMEM;
+		}
+		c->range = r;
+		memcpy(c->range, p->range, p->n * sizeof(*c->range));
+		c->n = p->n;
 	}
 	return maps_put_pid(st, MAPS_FORK, (uint32_t)child, (uint32_t)parent);
 }
@@ -240,16 +344,9 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 	char path[64], line[4096];
 	struct ebpf_seen *seen;
 	FILE *maps;
-	size_t i;
 	int err = 0;
 
-	seen = NULL;
-	for (i = 0; i < st->nseen; i++) {
-		if (st->seen[i].pid == pid) {
-			seen = &st->seen[i];
-			break;
-		}
-	}
+	seen = seen_find(st, pid);
 	if (seen && at_exec) {
 		seen->n = 0;
 	}
@@ -261,15 +358,10 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 		}
 	}
 	if (!seen) {
-		seen = mt_array_grow(st->seen, &st->seen_cap, st->nseen + 1,
-				     sizeof(*st->seen));
+		seen = seen_add(st, pid);
 		if (!seen) {
 			return -ENOMEM;
 		}
-		st->seen = seen;
-		seen = &st->seen[st->nseen++];
-		memset(seen, 0, sizeof(*seen));
-		seen->pid = pid;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	maps = fopen(path, "re");
@@ -291,7 +383,7 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 			continue;
 		}
 		for (j = 0; j < seen->n; j++) {
-			if (seen->start[j] == ml.start) {
+			if (seen->range[j].start == ml.start) {
 				dup = 1;
 				break;
 			}
@@ -299,17 +391,25 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 		if (dup) {
 			continue;
 		}
-		p = mt_array_grow(seen->start, &seen->cap, seen->n + 1,
-				  sizeof(*seen->start));
+		p = mt_array_grow(seen->range, &seen->cap, seen->n + 1,
+				  sizeof(*seen->range));
 		if (!p) {
 			err = -ENOMEM;
 			break;
 		}
-		seen->start = p;
-		seen->start[seen->n++] = ml.start;
+		seen->range = p;
 		line[strcspn(line, "\n")] = '\0';
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%lx-%lx",
 			 (int)pid, ml.start, ml.end);
+		seen->range[seen->n].start = ml.start;
+		seen->range[seen->n].end = ml.end;
+		err = ebpf_unw_mapping(st, &seen->range[seen->n], ml.dev,
+				       ml.inode, ml.off, file,
+				       line + ml.name_at);
+		if (err) {
+			break;
+		}
+		seen->n++;
 		bid = build_id_get(st, ml.dev, ml.inode, file);
 		rec[0] = MAPS_MAP;
 		put32(rec + 1, (uint32_t)pid);
@@ -335,6 +435,11 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 		st->meta_maps.count++;
 	}
 	fclose(maps);
+	if (!err) {
+		/* before the process is resumed: no allocation of code
+		 * just mapped is unwound without its table */
+		err = ebpf_unw_push(st, seen);
+	}
 	return err;
 }
 
@@ -343,10 +448,11 @@ void ebpf_stacks_free(struct ebpf_state *st)
 	size_t i;
 
 	for (i = 0; i < st->nseen; i++) {
-		free(st->seen[i].start);
+		free(st->seen[i].range);
 	}
 	free(st->seen);
 	free(st->bids);
 	free(st->meta_maps.data);
 	free(st->meta_stacks.data);
+	ebpf_unw_free(st);
 }

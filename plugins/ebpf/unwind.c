@@ -1,0 +1,618 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/ebpf/unwind.c - the unwind tables the stack capture walks code
+ * built without frame pointers with (source arg `stacks`).
+ *
+ * As the Parca agent and the OpenTelemetry eBPF profiler do, everything
+ * costly happens once per executable file, here: its call-frame
+ * information (.eh_frame, or .debug_frame when that is all there is) is
+ * read with libdw and compacted to one 8-byte row per PC range (struct
+ * mt_unw_row: how to find the CFA, where the caller's rbp was saved; the
+ * return address is at CFA - 8 on x86-64), the PLT and the signal
+ * trampoline as kinds of their own. A file's rows are a slice of the one
+ * `unw_rows` array map, shared by every process that maps the file; user
+ * space writes it through mmap (BPF_F_MMAPABLE), so a table costs no
+ * syscall per row. Each process then gets its executable mappings, with
+ * their file's slice and load bias, in `unw_procs` (struct mt_unw_proc),
+ * sorted by address so that BPF finds a pc's mapping and row by binary
+ * search.
+ *
+ * When: the tables of a file are built the first time a traced process
+ * maps it, while BPF holds that process stopped (at exec, at each
+ * executable mmap: a dlopen'd library has its table before the dlopen
+ * returns), and the process's mappings are pushed before it is resumed.
+ *
+ * Memory: unw_rows has a fixed size (`stack-table-size=`, default 16 MiB:
+ * 2M rows). A file that does not fit is unwound by frame pointers, said
+ * once. What the tables cost is in the source's stats (--stats).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "memtrack.h"
+#include "memtrack.skel.h"
+#include "ebpf.h"
+#include "array.h"
+#include "elf-symbols.h"
+
+/* DWARF register numbers, x86-64 */
+#define DW_RBP 6
+#define DW_RSP 7
+#define DW_RIP 16
+
+#define MAX_LOADS 8
+
+/* a table being built */
+struct rows {
+	struct mt_unw_row *r;
+	size_t n, cap;
+};
+
+static int rows_put(struct rows *t, const struct mt_unw_row *row)
+{
+	struct mt_unw_row *p;
+
+	/* the same rule as the row before: it only extends that one */
+	if (t->n && t->r[t->n - 1].kind == row->kind &&
+	    t->r[t->n - 1].cfa_off == row->cfa_off &&
+	    t->r[t->n - 1].rbp_off == row->rbp_off) {
+		return 0;
+	}
+	if (t->n && t->r[t->n - 1].pc == row->pc) {
+		t->r[t->n - 1] = *row; /* an empty range before: replaced */
+		return 0;
+	}
+	p = mt_array_grow(t->r, &t->cap, t->n + 1, sizeof(*t->r));
+	if (!p) {
+		return -ENOMEM;
+	}
+	t->r = p;
+	t->r[t->n++] = *row;
+	return 0;
+}
+
+/* An "offset(N)" rule (libdw: call_frame_cfa [plus_uconst N]): 0 and
+ * the offset in *off, -1 for any other rule. */
+static int cfa_offset_rule(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	if (nops < 1 || ops[0].atom != DW_OP_call_frame_cfa) {
+		return -1;
+	}
+	if (nops == 1) {
+		*off = 0;
+		return 0;
+	}
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return 0;
+	}
+	return -1;
+}
+
+/* The PLT's CFA expression (binutils): rsp + 8, + 8 once the entry has
+ * pushed: breg7 8; breg16 0; lit15; and; litN; ge; lit3; shl; plus. */
+static int plt_threshold(const Dwarf_Op *ops, size_t nops)
+{
+	if (nops == 9 && ops[0].atom == DW_OP_breg7 && ops[0].number == 8 &&
+	    ops[1].atom == DW_OP_breg16 && ops[2].atom == DW_OP_lit15 &&
+	    ops[3].atom == DW_OP_and && ops[4].atom >= DW_OP_lit0 &&
+	    ops[4].atom <= DW_OP_lit31 && ops[5].atom == DW_OP_ge) {
+		return ops[4].atom - DW_OP_lit0;
+	}
+	return -1;
+}
+
+/* The row of frame (whose range starts at pc). */
+static void frame_row(Dwarf_Frame *frame, uint64_t pc, bool signal,
+		      struct mt_unw_row *row)
+{
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops;
+	int64_t off;
+	int thr;
+
+	memset(row, 0, sizeof(*row));
+	row->pc = (unsigned int)pc;
+	row->kind = MT_UNW_NONE;
+	if (signal) {
+		row->kind = MT_UNW_SIGNAL;
+		return;
+	}
+	if (dwarf_frame_register(frame, DW_RIP, ops_mem, &ops, &nops)) {
+		return;
+	}
+	if (nops == 0 && ops == ops_mem) {
+		row->kind = MT_UNW_END; /* undefined: the outermost frame */
+		return;
+	}
+	if (cfa_offset_rule(ops, nops, &off) || off != -8) {
+		return;
+	}
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops == 0) {
+		return;
+	}
+	if (nops == 1 && ops[0].atom == DW_OP_bregx &&
+	    (ops[0].number == DW_RSP || ops[0].number == DW_RBP) &&
+	    (int64_t)ops[0].number2 >= INT16_MIN &&
+	    (int64_t)ops[0].number2 <= INT16_MAX) {
+		row->kind = ops[0].number == DW_RSP ? MT_UNW_CFA_RSP :
+						      MT_UNW_CFA_RBP;
+		row->cfa_off = (short)(int64_t)ops[0].number2;
+	} else if ((thr = plt_threshold(ops, nops)) >= 0) {
+		row->kind = MT_UNW_PLT;
+		row->rbp_off = (signed char)thr;
+		return; /* rbp untouched */
+	} else {
+		return;
+	}
+	if (dwarf_frame_register(frame, DW_RBP, ops_mem, &ops, &nops)) {
+		row->kind = MT_UNW_NONE;
+		return;
+	}
+	if (nops == 0) {
+		return; /* same value, or undefined: left as it is */
+	}
+	if (cfa_offset_rule(ops, nops, &off) || off % 8 || off == 0 ||
+	    off / 8 < INT8_MIN || off / 8 > INT8_MAX) {
+		row->kind = MT_UNW_NONE;
+		return;
+	}
+	row->rbp_off = (signed char)(off / 8);
+}
+
+/* Rows from start on while the CFI covers the range; returns where it
+ * stopped covering. */
+static uint64_t rows_from(Dwarf_CFI *cfi, uint64_t start, uint64_t floor,
+			  uint64_t limit, struct rows *t, int *err)
+{
+	uint64_t addr = start;
+
+	while (addr < limit) {
+		Dwarf_Frame *frame;
+		Dwarf_Addr lo, hi;
+		struct mt_unw_row row;
+		bool signal = false;
+
+		if (dwarf_cfi_addrframe(cfi, addr, &frame)) {
+			break;
+		}
+		if (dwarf_frame_info(frame, &lo, &hi, &signal) < 0 ||
+		    hi <= addr) {
+			free(frame);
+			break;
+		}
+		/* a start from the symbols can be past the FDE's (glibc's
+		 * __restore_rt: its FDE begins at the nop before it, so that
+		 * return-address lookups at pc - 1 land in it) */
+		frame_row(frame, lo < addr && lo >= floor ? lo : addr, signal,
+			  &row);
+		free(frame);
+		*err = rows_put(t, &row);
+		if (*err) {
+			break;
+		}
+		addr = hi;
+	}
+	return addr;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct starts {
+	uint64_t *a;
+	size_t n, cap;
+};
+
+static int starts_put(struct starts *s, uint64_t v)
+{
+	uint64_t *p = mt_array_grow(s->a, &s->cap, s->n + 1, sizeof(*s->a));
+
+	if (!p) {
+		return -ENOMEM;
+	}
+	s->a = p;
+	s->a[s->n++] = v;
+	return 0;
+}
+
+/* Where FDEs start, from .eh_frame_hdr's search table (datarel sdata4,
+ * what every linker writes); -ENOENT when there is none. */
+static int hdr_starts(Elf *elf, struct starts *s)
+{
+	size_t phnum, i, size;
+	const unsigned char *raw = (const unsigned char *)elf_rawfile(elf,
+								     &size);
+	int err = -ENOENT;
+
+	if (!raw || elf_getphdrnum(elf, &phnum)) {
+		return -ENOENT;
+	}
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		const unsigned char *h;
+		uint32_t count, j;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) ||
+		    ph.p_type != PT_GNU_EH_FRAME || ph.p_offset + 12 > size ||
+		    ph.p_offset + ph.p_filesz > size) {
+			continue;
+		}
+		h = raw + ph.p_offset;
+		/* version 1; eh_frame_ptr pcrel sdata4; count udata4;
+		 * table datarel sdata4 */
+		if (h[0] != 1 || (h[1] & 0x0f) != 0x0b || h[2] != 0x03 ||
+		    h[3] != 0x3b) {
+			continue;
+		}
+		memcpy(&count, h + 8, 4);
+		if (12 + (uint64_t)count * 8 > ph.p_filesz) {
+			continue;
+		}
+		for (j = 0; j < count; j++) {
+			int32_t loc;
+
+			memcpy(&loc, h + 12 + (size_t)j * 8, 4);
+			err = starts_put(s, ph.p_vaddr + (int64_t)loc);
+			if (err) {
+				return err;
+			}
+		}
+		return 0;
+	}
+	return err;
+}
+
+static int sym_start(const GElf_Sym *sym, const char *name, void *arg)
+{
+	return starts_put(arg, sym->st_value);
+}
+
+/* The executable PT_LOAD ranges (file vaddr) and every segment's
+ * offset -> vaddr. */
+static int file_loads(Elf *elf, struct ebpf_unw_file *f, uint64_t *text_lo,
+		      uint64_t *text_hi)
+{
+	size_t phnum, i;
+
+	*text_lo = UINT64_MAX;
+	*text_hi = 0;
+	if (elf_getphdrnum(elf, &phnum)) {
+		return -EINVAL;
+	}
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD) {
+			continue;
+		}
+		if (f->nloads < MAX_LOADS) {
+			f->load_off[f->nloads] = ph.p_offset;
+			f->load_vaddr[f->nloads] = ph.p_vaddr;
+			f->load_size[f->nloads] = ph.p_filesz;
+			f->nloads++;
+		}
+		if (ph.p_flags & PF_X) {
+			if (ph.p_vaddr < *text_lo) {
+				*text_lo = ph.p_vaddr;
+			}
+			if (ph.p_vaddr + ph.p_memsz > *text_hi) {
+				*text_hi = ph.p_vaddr + ph.p_memsz;
+			}
+		}
+	}
+	return *text_hi > *text_lo ? 0 : -ENOENT;
+}
+
+/* Whether elf has a section of that name (.debug_frame: libdw is only
+ * asked for DWARF where there is some). */
+static int has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx)) {
+		return 0;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, name)) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The rows of an ELF file into t: .eh_frame's, and .debug_frame's for the
+ * code .eh_frame does not cover (a program built with
+ * -fno-asynchronous-unwind-tables -g has .eh_frame for its start files
+ * only). Where the FDEs start: .eh_frame_hdr's table, and with
+ * .debug_frame (or without the table) the function symbols too.
+ */
+static int build_rows(Elf *elf, struct ebpf_unw_file *f, struct rows *t)
+{
+	struct starts s = { 0 };
+	Dwarf_CFI *eh, *dbg = NULL;
+	Dwarf *dw = NULL;
+	uint64_t lo, hi, addr;
+	size_t i;
+	int err;
+
+	err = file_loads(elf, f, &lo, &hi);
+	if (err) {
+		return err;
+	}
+	if (hi > UINT32_MAX) {
+		return -ERANGE; /* rows hold 32-bit pcs */
+	}
+	eh = dwarf_getcfi_elf(elf);
+	if (has_section(elf, ".debug_frame")) {
+		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		dbg = dw ? dwarf_getcfi(dw) : NULL;
+	}
+	if (!eh && !dbg) {
+		if (dw) {
+			dwarf_end(dw);
+		}
+		return -ENOENT;
+	}
+	err = eh ? hdr_starts(elf, &s) : -ENOENT;
+	if (err == -ENOENT || (!err && dbg)) {
+		err = mt_elf_for_each_func(elf, sym_start, &s);
+		if (!err) {
+			err = starts_put(&s, lo);
+		}
+	}
+	if (!err) {
+		qsort(s.a, s.n, sizeof(*s.a), u64_cmp);
+	}
+	addr = 0;
+	for (i = 0; !err && i < s.n; i++) {
+		struct mt_unw_row gap = { .kind = MT_UNW_NONE };
+		uint64_t end = s.a[i];
+
+		if (s.a[i] < addr || s.a[i] < lo || s.a[i] >= hi) {
+			continue; /* inside a range done, or not code */
+		}
+		if (eh) {
+			end = rows_from(eh, s.a[i], addr, hi, t, &err);
+		}
+		if (!err && end == s.a[i] && dbg) {
+			end = rows_from(dbg, s.a[i], addr, hi, t, &err);
+		}
+		if (!err && end > s.a[i]) {
+			/* up to the next covered range: no CFI */
+			gap.pc = (unsigned int)end;
+			err = rows_put(t, &gap);
+			addr = end;
+		}
+	}
+	free(s.a);
+	if (eh) {
+		dwarf_cfi_end(eh);
+	}
+	if (dw) {
+		dwarf_end(dw);
+	}
+	return err;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The table of a file, built once (rows 0: frame pointers there). */
+static struct ebpf_unw_file *file_get(struct ebpf_state *st, uint64_t dev,
+				      uint64_t ino, const char *path,
+				      const char *shown)
+{
+	struct ebpf_unw_file *f;
+	struct rows t = { 0 };
+	uint64_t t0;
+	Elf *elf;
+	size_t i;
+	int fd, err;
+
+	for (i = 0; i < st->nunw_files; i++) {
+		if (st->unw_files[i].dev == dev && st->unw_files[i].ino == ino) {
+			return &st->unw_files[i];
+		}
+	}
+	f = mt_array_grow(st->unw_files, &st->unw_files_cap,
+			  st->nunw_files + 1, sizeof(*f));
+	if (!f) {
+		return NULL;
+	}
+	st->unw_files = f;
+	f = &st->unw_files[st->nunw_files++];
+	memset(f, 0, sizeof(*f));
+	f->dev = dev;
+	f->ino = ino;
+	t0 = now_ns();
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return f;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	err = elf && elf_kind(elf) == ELF_K_ELF ? build_rows(elf, f, &t) :
+						  -EINVAL;
+	if (elf) {
+		elf_end(elf);
+	}
+	close(fd);
+	if (!err && t.n) {
+		if (st->unw_nrows + t.n > st->unw_max_rows) {
+			if (!st->unw_full_warned) {
+				ebpf_log(st, MT_LOG_WARN,
+					 "unwind tables full (stack-table-size=%zu bytes): %s, and any other file that does not fit, is unwound by frame pointers",
+					 st->unw_max_rows *
+						 sizeof(struct mt_unw_row),
+					 shown);
+				st->unw_full_warned = 1;
+			}
+			st->unw_files_skipped++;
+		} else {
+			memcpy(st->unw_rows + st->unw_nrows, t.r,
+			       t.n * sizeof(*t.r));
+			f->row_first = (uint32_t)st->unw_nrows;
+			f->row_count = (uint32_t)t.n;
+			st->unw_nrows += t.n;
+			st->unw_files_built++;
+		}
+	}
+	free(t.r);
+	st->unw_build_ns += now_ns() - t0;
+	if (st->host->log_level >= MT_LOG_DEBUG) {
+		ebpf_log(st, MT_LOG_DEBUG, "%s: %u unwind rows (%zu bytes)",
+			 shown, f->row_count,
+			 (size_t)f->row_count * sizeof(struct mt_unw_row));
+	}
+	return f;
+}
+
+int ebpf_unw_mapping(struct ebpf_state *st, struct ebpf_range *r,
+		     uint64_t dev, uint64_t ino, uint64_t off,
+		     const char *path, const char *shown)
+{
+	struct ebpf_unw_file *f;
+	size_t i;
+
+	r->row_first = 0;
+	r->row_count = 0;
+	r->bias = 0;
+	if (!st->unw_rows) {
+		return 0;
+	}
+	f = file_get(st, dev, ino, path, shown);
+	if (!f) {
+		return -ENOMEM;
+	}
+	for (i = 0; i < f->nloads; i++) {
+		if (off >= f->load_off[i] &&
+		    off < f->load_off[i] + f->load_size[i]) {
+			r->bias = r->start - (off - f->load_off[i] +
+					      f->load_vaddr[i]);
+			r->row_first = f->row_first;
+			r->row_count = f->row_count;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct mt_unw_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int ebpf_unw_push(struct ebpf_state *st, const struct ebpf_seen *seen)
+{
+	struct mt_unw_proc *p;
+	uint32_t pid = (uint32_t)seen->pid;
+	size_t i;
+	int err;
+
+	if (!st->unw_rows) {
+		return 0;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		return -ENOMEM;
+	}
+	for (i = 0; i < seen->n && p->n < MT_UNW_MAPS; i++) {
+		struct mt_unw_map *m = &p->m[p->n++];
+
+		m->start = seen->range[i].start;
+		m->end = seen->range[i].end;
+		m->bias = seen->range[i].bias;
+		m->row_first = seen->range[i].row_first;
+		m->row_count = seen->range[i].row_count;
+	}
+	if (seen->n > MT_UNW_MAPS && !st->unw_maps_warned) {
+		ebpf_log(st, MT_LOG_WARN,
+			 "pid %d has %zu executable mappings: past %d, its stacks use frame pointers",
+			 (int)pid, seen->n, MT_UNW_MAPS);
+		st->unw_maps_warned = 1;
+	}
+	qsort(p->m, p->n, sizeof(p->m[0]), range_cmp);
+	err = bpf_map_update_elem(bpf_map__fd(st->skel->maps.unw_procs), &pid,
+				  p, BPF_ANY);
+	free(p);
+	return err ? -errno : 0;
+}
+
+int ebpf_unw_prepare(struct ebpf_state *st)
+{
+	if (!st->stack_depth) {
+		return bpf_map__set_max_entries(st->skel->maps.unw_rows, 1);
+	}
+	st->unw_max_rows = st->stack_table_size / sizeof(struct mt_unw_row);
+	if (!st->unw_max_rows) {
+		st->unw_max_rows = 1;
+	}
+	return bpf_map__set_max_entries(st->skel->maps.unw_rows,
+					(uint32_t)st->unw_max_rows);
+}
+
+int ebpf_unw_init(struct ebpf_state *st)
+{
+	size_t len = st->unw_max_rows * sizeof(struct mt_unw_row);
+	void *p;
+
+	if (!st->stack_depth) {
+		return 0;
+	}
+	elf_version(EV_CURRENT);
+	len = (len + (size_t)st->page_size - 1) & ~((size_t)st->page_size - 1);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(st->skel->maps.unw_rows), 0);
+	if (p == MAP_FAILED) {
+		int err = -errno;
+
+		ebpf_log(st, MT_LOG_ERROR, "mapping the unwind tables: %s",
+			 strerror(-err));
+		return err;
+	}
+	st->unw_rows = p;
+	st->unw_map_len = len;
+	return 0;
+}
+
+void ebpf_unw_free(struct ebpf_state *st)
+{
+	if (st->unw_rows) {
+		munmap(st->unw_rows, st->unw_map_len);
+		st->unw_rows = NULL;
+	}
+	free(st->unw_files);
+	st->unw_files = NULL;
+}
