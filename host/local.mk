@@ -5,6 +5,7 @@ host_libmthost_la_SOURCES = \
 	host/log.c host/log.h \
 	host/host.c host/host.h \
 	host/plugin.c host/plugin.h \
+	host/elf-check.c host/elf-check.h \
 	host/pipeline.c host/pipeline.h \
 	host/spawn.c host/spawn.h \
 	host/command-env.c host/command-env.h \

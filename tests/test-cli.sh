@@ -125,4 +125,20 @@ done
 grep -q "encoder-bad-major.so: plugin built for ABI 2.0" "$T/plugins" \
 	&& ok "plugins explains the bad fixture" || { fail "bad fixture line"; cat "$T/plugins"; }
 
+# A truncated plugin file (issue 15) is one line naming it, never a crash
+# (dlopen would map past its end: SIGBUS), and the listing exits 1.
+mkdir "$T/cutplug"
+head -c 1000 "$MT_BUILDDIR/plugins/.libs/sink-file.so" >"$T/cutplug/sink-cut.so"
+expect_exit 1 "plugins with a truncated file: exit 1" -- \
+	env MEMTRACK_PLUGIN_PATH="$T/cutplug:$MEMTRACK_PLUGIN_PATH" "$MT" plugins
+has "$T/out" "plugins with a truncated file" \
+	"^    $T/cutplug/sink-cut.so: truncated ELF file: segment [0-9]+ .* ends past its 1000 bytes$" \
+	"^source +replay "
+stderr_is "plugins with a truncated file: says so" "1 file in the plugin path is not a valid plugin"
+expect_exit 1 "a truncated plugin named on the command line" -- \
+	env MEMTRACK_PLUGIN_PATH="$T/cutplug:$MEMTRACK_PLUGIN_PATH" "$MT" \
+	--source "replay:$D/golden.mt" --sink "cut:$T/cut-out.mt"
+stderr_is "truncated plugin: one line" "$T/cutplug/sink-cut.so: truncated ELF file"
+expect_exit 0 "plugins, all valid: exit 0" -- "$MT" plugins
+
 finish
