@@ -10,6 +10,7 @@ host_libmthost_la_SOURCES = \
 	host/spawn.c host/spawn.h \
 	host/command-env.c host/command-env.h \
 	host/control.c host/control.h \
+	host/input-guard.c host/input-guard.h \
 	host/run.c host/run.h \
 	host/stats.c host/stats.h
 host_libmthost_la_LIBADD = $(PTHREAD_LIBS) -ldl

@@ -97,6 +97,22 @@ expect_exit 1 "replay of an unknown type" -- "$MT" --source "replay:$T/bad.jsonl
 	--sink "file:$T/bad.mt"
 stderr_is "unknown type message" "bad.jsonl:1: unknown type \"Bogus\""
 
+# The sink never truncates the file the source reads (issue 15): refused
+# before anything is written, whatever the path's spelling, and exit 2.
+cp "$D/golden.mt" "$T/same.mt"
+ln "$T/same.mt" "$T/same-link.mt"
+for sink in "$T/same.mt" "$T/./same.mt" "$T/same-link.mt"; do
+	expect_exit 2 "replay into its own input ($sink)" -- "$MT" \
+		--source "replay:$T/same.mt" --sink "file:$sink"
+	stderr_is "own input: message" "file:$sink: memtrack reads this file"
+done
+expect_exit 2 "replay of stdin into the file it is" -- sh -c \
+	"\"$MT\" --source replay:- --sink \"file:$T/same.mt\" <\"$T/same.mt\""
+cmp -s "$T/same.mt" "$D/golden.mt" && ok "own input left whole" ||
+	fail "own input was changed"
+expect_exit 0 "replay into another file still works" -- "$MT" \
+	--source "replay:$T/same.mt" --sink "file:$T/other.mt"
+
 # report: figures of a small known trace.
 cat >"$T/known.jsonl" <<'JSON'
 {"pid":7,"tid":7,"timestamp":1,"addr":4096,"type":"Malloc","size":100}
