@@ -89,6 +89,12 @@ grep -q "byte" "$T/err" && ok "truncation names an offset" \
 n=$(wc -l <"$T/out")
 [ "$n" -gt 0 ] && [ "$n" -lt 126 ] && ok "first frame's events kept ($n)" \
 	|| fail "events before the cut: $n"
+# cut inside the last skippable frame's header: its 3 events are complete
+head -c 157 "$D/extended-keys-and-skippable-frames.mt" >"$T/cut-skip.mt"
+expect_exit 1 "dump cut in a skippable frame header" -- "$MT" dump "$T/cut-skip.mt"
+[ "$(wc -l <"$T/out")" -eq 3 ] && ok "cut in a skippable frame header: 3 events" ||
+	{ fail "cut in a skippable frame header: $(wc -l <"$T/out") events, want 3"; }
+stderr_is "cut in a skippable frame header: says so" "truncated at byte 157"
 printf 'this is not zstd' >"$T/junk.mt"
 expect_exit 1 "dump of junk" -- "$MT" dump "$T/junk.mt"
 grep -q "byte 0" "$T/err" && ok "junk names offset 0" || { fail "junk message"; cat "$T/err"; }
