@@ -38,6 +38,7 @@
 #include "array.h"
 #include "elf-build-id.h"
 #include "elf-symbols.h"
+#include "open-regular.h"
 #endif
 
 #define META_HDR 16
@@ -512,10 +513,14 @@ static void module_load(struct module *m)
 	size_t phnum, i, cap = 0;
 
 	m->loaded = true;
-	m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	/* a recording is input, not trust: a FIFO named there must not
+	 * hang the report */
+	m->fd = mt_open_regular(m->path);
 	if (m->fd < 0) {
 		mt_warn("%s: %s: its frames are shown as offsets", m->path,
-			strerror(errno));
+			m->fd == -EINVAL ? "not a regular file" :
+					   strerror(-m->fd));
+		m->fd = -1;
 		return;
 	}
 	m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);

@@ -1,0 +1,32 @@
+#!/bin/sh
+# memtrack report on crafted recordings (issue 15): a recording is input,
+# not trust. Each is made by tests/mkrec.py (stack tables and mappings as
+# plugins/ebpf/README.md describes them) and reported under a memory limit
+# and a timeout: nothing may hang, blow up or lie.
+set -u
+
+: "${MT_BUILDDIR:?}" "${MT_SRCDIR:?}"
+. "$MT_SRCDIR/tests/lib.sh"
+
+if ! "$PY" -c 'import msgpack, zstandard' 2>/dev/null; then
+	echo "no $PY with msgpack and zstandard: cannot craft recordings" >&2
+	exit 77
+fi
+mkrec() { "$PY" "$MT_SRCDIR/tests/mkrec.py" "$@"; }
+
+# bounded MB SECONDS command...: under 'ulimit -v' and a timeout (124)
+bounded() {
+	mb=$1 secs=$2
+	shift 2
+	(ulimit -v $((mb * 1024)) && exec timeout "$secs" "$@")
+}
+
+# --- a module path naming a FIFO: never opened blocking --------------------
+mkfifo "$T/fifo.so"
+mkrec fifo "$T/fifo.mt" "$T/fifo.so"
+expect_exit 0 "fifo module: the report ends" -- \
+	bounded 300 20 "$MT" report --format collapsed "$T/fifo.mt"
+has "$T/out" "fifo module: frame as an offset" '^pid 1;fifo\.so\+0x11 100$'
+grep -q "fifo.so: not a regular file" "$T/err" && ok "fifo module: said" ||
+	{ fail "fifo module: no warning"; cat "$T/err"; }
+finish
