@@ -33,6 +33,7 @@
 #endif
 
 #include "log.h"
+#include "report-map.h"
 #include "symbolize.h"
 #ifdef HAVE_LIBELF
 #include "array.h"
@@ -92,7 +93,7 @@ struct frame {
 };
 
 struct stack {
-	uint32_t n; /* 0: not in the table */
+	uint32_t n;
 	struct frame *f;
 	char **names; /* resolved, lazily */
 };
@@ -103,8 +104,11 @@ struct mt_sym {
 	struct proc *procs;
 	size_t nprocs, procs_cap;
 	size_t last_proc;
-	struct stack *stacks; /* by id */
+	/* in arrival order; stack_idx maps an id to its index, so memory
+	 * follows the stacks there are, not the ids they carry */
+	struct stack *stacks;
 	size_t stacks_cap, nstacks;
+	struct mt_idx_map stack_idx;
 	bool warned_damage;
 	char *(*demangle)(const char *, char *, size_t *, int *);
 	void *cxx;
@@ -149,7 +153,7 @@ void mt_sym_free(struct mt_sym *s)
 		free(s->procs[i].maps);
 	}
 	free(s->procs);
-	for (i = 0; i < s->stacks_cap; i++) {
+	for (i = 0; i < s->nstacks; i++) {
 		if (s->stacks[i].names) {
 			for (j = 0; j < s->stacks[i].n; j++) {
 				free(s->stacks[i].names[j]);
@@ -159,6 +163,7 @@ void mt_sym_free(struct mt_sym *s)
 		free(s->stacks[i].f);
 	}
 	free(s->stacks);
+	free(s->stack_idx.slots);
 	if (s->cxx) {
 		dlclose(s->cxx);
 	}
@@ -427,19 +432,22 @@ static int stacks_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 		    at + (size_t)n * 8 > len) {
 			goto bad;
 		}
-		st = mt_array_grow(s->stacks, &s->stacks_cap, (size_t)id + 1,
+		if (mt_idx_get(&s->stack_idx, id) >= 0) {
+			at += (size_t)n * 8; /* sent twice: the first holds */
+			continue;
+		}
+		st = mt_array_grow(s->stacks, &s->stacks_cap, s->nstacks + 1,
 				   sizeof(*st));
 		if (!st) {
 			return -ENOMEM;
 		}
 		s->stacks = st;
-		st = &s->stacks[id];
-		if (st->n) {
-			at += (size_t)n * 8; /* sent twice: the first holds */
-			continue;
-		}
+		st = &s->stacks[s->nstacks];
 		st->f = calloc(n ? n : 1, sizeof(*st->f));
-		if (!st->f) {
+		if (!st->f ||
+		    mt_idx_put(&s->stack_idx, id, (uint32_t)s->nstacks) < 0) {
+			free(st->f);
+			st->f = NULL;
 			return -ENOMEM;
 		}
 		pr = proc_get(s, (int32_t)pid, false);
@@ -665,12 +673,14 @@ size_t mt_sym_frames(struct mt_sym *s, uint32_t id, char *names, size_t len,
 		     size_t max)
 {
 	struct stack *st;
+	int64_t at;
 	size_t i, n;
 
-	if (!s || id >= s->stacks_cap || !s->stacks[id].n || !len) {
+	if (!s || !len || (at = mt_idx_get(&s->stack_idx, id)) < 0 ||
+	    !s->stacks[at].n) {
 		return 0;
 	}
-	st = &s->stacks[id];
+	st = &s->stacks[at];
 	if (!st->names) {
 		st->names = calloc(st->n, sizeof(*st->names));
 		if (!st->names) {

@@ -29,4 +29,11 @@ expect_exit 0 "fifo module: the report ends" -- \
 has "$T/out" "fifo module: frame as an offset" '^pid 1;fifo\.so\+0x11 100$'
 grep -q "fifo.so: not a regular file" "$T/err" && ok "fifo module: said" ||
 	{ fail "fifo module: no warning"; cat "$T/err"; }
+# --- a stack id near 2^26 in a 112-byte file: memory follows the stacks ------
+# (an array indexed by id took 1.5 GB)
+mkrec bigid "$T/bigid.mt"
+expect_exit 0 "stack id 2^26-1: report within 300 MB" -- \
+	bounded 300 20 "$MT" report --format collapsed "$T/bigid.mt"
+has "$T/out" "stack id 2^26-1" '^pid 1;0x1234 100$'
+
 finish
