@@ -9,7 +9,8 @@ report_libmtreport_la_SOURCES = \
 	report/report-run.c report/report-text.c report/report-json.c \
 	report/report-flame.c report/report-svg.c report/report-html.c \
 	report/report-diff.c report/report-pipe.c \
-	report/symbolize.c report/symbolize.h
+	report/symbolize.c report/symbolize.h \
+	report/sym-maps.c report/sym-maps.h
 report_libmtreport_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host
 report_libmtreport_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
 report_libmtreport_la_LIBADD = common/libmtcommon.la host/libmthost.la \

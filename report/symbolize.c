@@ -34,6 +34,7 @@
 
 #include "log.h"
 #include "report-map.h"
+#include "sym-maps.h"
 #include "symbolize.h"
 #ifdef HAVE_LIBELF
 #include "array.h"
@@ -76,15 +77,9 @@ struct module {
 	size_t nloads;
 };
 
-struct map {
-	uint64_t start, end, off;
-	uint32_t mod;
-};
-
 struct proc {
 	int32_t pid;
-	struct map *maps;
-	size_t n, cap;
+	struct mt_maps maps; /* shared with its forks (sym-maps.h) */
 };
 
 struct frame {
@@ -150,7 +145,7 @@ void mt_sym_free(struct mt_sym *s)
 	}
 	free(s->mods);
 	for (i = 0; i < s->nprocs; i++) {
-		free(s->procs[i].maps);
+		mt_maps_free(&s->procs[i].maps);
 	}
 	free(s->procs);
 	for (i = 0; i < s->nstacks; i++) {
@@ -307,11 +302,10 @@ static int maps_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 		at += 5;
 		switch (type) {
 		case MAPS_EXEC:
-			pr->n = 0;
+			mt_maps_clear(&pr->maps);
 			break;
 		case MAPS_FORK: {
 			int32_t child = pr->pid;
-			struct map *m;
 
 			if (at + 4 > len) {
 				goto bad;
@@ -319,25 +313,21 @@ static int maps_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 			par = proc_get(s, (int32_t)rd32(p + at), false);
 			at += 4;
 			pr = proc_get(s, child, false);
-			pr->n = 0;
-			if (!par || !par->n) {
+			if (!par) {
+				mt_maps_clear(&pr->maps);
 				break;
 			}
-			m = mt_array_grow(pr->maps, &pr->cap, par->n,
-					  sizeof(*m));
-			if (!m) {
+			/* shared, not copied: a fork costs no memory */
+			if (mt_maps_copy(&pr->maps, &par->maps) < 0) {
 				return -ENOMEM;
 			}
-			pr->maps = m;
-			memcpy(m, par->maps, par->n * sizeof(*m));
-			pr->n = par->n;
 			break;
 		}
 		case MAPS_MAP: {
 			uint64_t start, end, off;
 			size_t bidlen, plen;
 			const unsigned char *bid;
-			struct map *m;
+			struct mt_map m;
 			int64_t mod;
 
 			if (at + 25 > len) {
@@ -364,14 +354,10 @@ static int maps_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 			if (mod < 0) {
 				return (int)mod;
 			}
-			m = mt_array_grow(pr->maps, &pr->cap, pr->n + 1,
-					  sizeof(*m));
-			if (!m) {
+			m = (struct mt_map){ start, end, off, (uint32_t)mod };
+			if (mt_maps_add(&pr->maps, &m) < 0) {
 				return -ENOMEM;
 			}
-			pr->maps = m;
-			pr->maps[pr->n++] = (struct map){ start, end, off,
-							  (uint32_t)mod };
 			break;
 		}
 		default:
@@ -387,20 +373,16 @@ bad:
 static struct frame locate(struct mt_sym *s, struct proc *pr, uint64_t addr)
 {
 	struct frame f = { -1, addr };
-	size_t i;
+	const struct mt_map *m;
 
 	if (!pr) {
 		return f;
 	}
 	/* the latest mapping wins: an address reused after munmap */
-	for (i = pr->n; i-- > 0;) {
-		const struct map *m = &pr->maps[i];
-
-		if (addr >= m->start && addr < m->end) {
-			f.mod = (int32_t)m->mod;
-			f.val = addr - m->start + m->off;
-			break;
-		}
+	m = mt_maps_find(&pr->maps, addr);
+	if (m) {
+		f.mod = (int32_t)m->mod;
+		f.val = addr - m->start + m->off;
 	}
 	(void)s;
 	return f;

@@ -36,4 +36,16 @@ expect_exit 0 "stack id 2^26-1: report within 300 MB" -- \
 	bounded 300 20 "$MT" report --format collapsed "$T/bigid.mt"
 has "$T/out" "stack id 2^26-1" '^pid 1;0x1234 100$'
 
+# --- forks copying a parent's table: shared, not copied ----------------------
+# 3000 mappings, 4000 children forked from their parent (300 KB): copies
+# took 32 bytes x 12 million. Each child's stack names the parent's modules.
+mkrec forks "$T/forks.mt" 3000 4000
+expect_exit 0 "4000 forks of 3000 mappings: report within 300 MB" -- \
+	bounded 300 60 "$MT" report --format collapsed "$T/forks.mt"
+awk '$0 != "pid " (NR + 999) ";lib0.so+0x31;lib2999.so+0xbb7021 " (10 + (NR - 1) % 7)' \
+	"$T/out" >"$T/bad-lines"
+[ "$(wc -l <"$T/out")" -eq 4000 ] && [ ! -s "$T/bad-lines" ] &&
+	ok "forks: 4000 stacks named through the parent's mappings" ||
+	{ fail "forks: $(wc -l <"$T/out") lines, unexpected ones:"; head -3 "$T/bad-lines"; }
+
 finish
