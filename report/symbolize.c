@@ -96,6 +96,9 @@ struct stack {
 struct mt_sym {
 	struct module *mods;
 	size_t nmods, mods_cap;
+	struct mt_idx_map mod_idx;  /* hash of path and build-id: index */
+	struct mt_idx_map proc_idx; /* pid: index */
+	uint64_t seed;              /* of the module hash */
 	struct proc *procs;
 	size_t nprocs, procs_cap;
 	size_t last_proc;
@@ -112,10 +115,16 @@ struct mt_sym {
 
 struct mt_sym *mt_sym_new(void)
 {
+	struct mt_sym *s;
+
 #ifdef HAVE_LIBELF
 	elf_version(EV_CURRENT);
 #endif
-	return calloc(1, sizeof(struct mt_sym));
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		s->seed = mt_map_seed();
+	}
+	return s;
 }
 
 void mt_sym_free(struct mt_sym *s)
@@ -144,6 +153,8 @@ void mt_sym_free(struct mt_sym *s)
 		free(m->path);
 	}
 	free(s->mods);
+	free(s->mod_idx.slots);
+	free(s->proc_idx.slots);
 	for (i = 0; i < s->nprocs; i++) {
 		mt_maps_free(&s->procs[i].maps);
 	}
@@ -199,16 +210,15 @@ static uint64_t rd64(const unsigned char *p)
 static struct proc *proc_get(struct mt_sym *s, int32_t pid, bool add)
 {
 	struct proc *p;
-	size_t i;
+	int64_t i;
 
 	if (s->last_proc < s->nprocs && s->procs[s->last_proc].pid == pid) {
 		return &s->procs[s->last_proc];
 	}
-	for (i = 0; i < s->nprocs; i++) {
-		if (s->procs[i].pid == pid) {
-			s->last_proc = i;
-			return &s->procs[i];
-		}
+	i = mt_idx_get(&s->proc_idx, (uint32_t)pid);
+	if (i >= 0) {
+		s->last_proc = (size_t)i;
+		return &s->procs[i];
 	}
 	if (!add) {
 		return NULL;
@@ -218,6 +228,9 @@ static struct proc *proc_get(struct mt_sym *s, int32_t pid, bool add)
 		return NULL;
 	}
 	s->procs = p;
+	if (mt_idx_put(&s->proc_idx, (uint32_t)pid, (uint32_t)s->nprocs) < 0) {
+		return NULL;
+	}
 	p = &s->procs[s->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
@@ -229,16 +242,20 @@ static int64_t module_get(struct mt_sym *s, const char *path, size_t plen,
 			  const unsigned char *bid, size_t bidlen)
 {
 	struct module *m;
-	size_t i;
+	uint64_t key;
+	int64_t i;
 
 	if (bidlen > sizeof(m->bid)) {
 		bidlen = sizeof(m->bid);
 	}
-	for (i = 0; i < s->nmods; i++) {
+	/* a hash collision takes the next key: keys stay unique */
+	key = mt_map_str_hash(mt_map_str_hash(s->seed, bid, bidlen), path,
+			      plen);
+	for (; (i = mt_idx_get(&s->mod_idx, key)) >= 0; key++) {
 		m = &s->mods[i];
-		if (strlen(m->path) == plen && !memcmp(m->path, path, plen) &&
-		    m->bidlen == bidlen && !memcmp(m->bid, bid, bidlen)) {
-			return (int64_t)i;
+		if (strnlen(m->path, plen + 1) == plen &&
+		    !memcmp(m->path, path, plen) && m->bidlen == bidlen && !memcmp(m->bid, bid, bidlen)) {
+			return i;
 		}
 	}
 	m = mt_array_grow(s->mods, &s->mods_cap, s->nmods + 1, sizeof(*m));
@@ -246,6 +263,9 @@ static int64_t module_get(struct mt_sym *s, const char *path, size_t plen,
 		return -ENOMEM;
 	}
 	s->mods = m;
+	if (mt_idx_put(&s->mod_idx, key, (uint32_t)s->nmods) < 0) {
+		return -ENOMEM;
+	}
 	m = &s->mods[s->nmods];
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
