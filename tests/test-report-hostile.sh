@@ -57,4 +57,7 @@ expect_exit 0 "100000 modules: text report" -- \
 has "$T/out" "100000 modules" "^ +allocations +100000$" \
 	'^ +1\. +8 B .*pid 1;mod0\.so\+0x41$'
 
+expect_exit 0 "100000 modules: html (flamegraph of 100000 callees)" -- \
+	bounded 300 60 "$MT" report --format html "$T/mods.mt"
+has "$T/out" "100000 modules: html" '<title>all \(800000 bytes, 100\.00%\)</title>'
 finish
