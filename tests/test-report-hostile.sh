@@ -60,4 +60,9 @@ has "$T/out" "100000 modules" "^ +allocations +100000$" \
 expect_exit 0 "100000 modules: html (flamegraph of 100000 callees)" -- \
 	bounded 300 60 "$MT" report --format html "$T/mods.mt"
 has "$T/out" "100000 modules: html" '<title>all \(800000 bytes, 100\.00%\)</title>'
+expect_exit 0 "100000 modules: diff with itself" -- \
+	bounded 300 60 "$MT" report --diff "$T/mods.mt" "$T/mods.mt"
+[ "$(grep -E -c '^ +8 +8 +[+]0 +1 +1 +[+]0  mod[0-9]*[.]so[+]0x41$' "$T/out")" -eq 100000 ] &&
+	ok "diff: 100000 rows, all unchanged" || { fail "diff rows"; head -5 "$T/out"; }
+
 finish
