@@ -50,6 +50,8 @@ struct mt_rep_series {
 	uint64_t step;           /* ns per bucket, a power of two */
 	unsigned int shift;      /* log2(step) */
 	struct mt_rep_sample level; /* after the latest event */
+	size_t cap;              /* buckets allocated, grown as needed */
+	bool left_out;           /* over the budget: not in the charts */
 };
 
 struct mt_rep_proc {

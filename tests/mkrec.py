@@ -16,6 +16,7 @@ usage: mkrec.py SCENARIO OUT [ARG...]
                    UTF-8 (in DIR, which need not exist), a stack in each
   nosyms PATH      writes PATH, an ELF file without function symbols, and
                    one stack in it
+  pids N           N processes of one 8-byte allocation each, one a us
 """
 import struct
 import sys
@@ -139,6 +140,11 @@ def main():
         with open(args[0], "wb") as f:
             f.write(minimal_elf())
         data = one_module(args[0].encode())
+    elif what == "pids":
+        evs = [msgpack.packb({"pid": p, "tid": p, "timestamp": 1000 * p,
+                              "addr": 0x5000, "type": "Malloc", "size": 8})
+               for p in range(1, int(args[0]) + 1)]
+        data = zstandard.ZstdCompressor(level=19).compress(b"".join(evs))
     else:
         sys.exit("unknown scenario " + what)
     with open(out, "wb") as f:

@@ -65,4 +65,19 @@ expect_exit 0 "100000 modules: diff with itself" -- \
 [ "$(grep -E -c '^ +8 +8 +[+]0 +1 +1 +[+]0  mod[0-9]*[.]so[+]0x41$' "$T/out")" -eq 100000 ] &&
 	ok "diff: 100000 rows, all unchanged" || { fail "diff rows"; head -5 "$T/out"; }
 
+# --- 60,000 processes of one event each: the timeline within a budget ---------
+# (each took 1024 buckets at once: a 100 KB recording, 300 MB)
+mkrec pids "$T/pids.mt" 60000
+expect_exit 0 "60000 processes: json within 300 MB" -- \
+	bounded 300 60 "$MT" report --format json "$T/pids.mt"
+check "60000 processes: every figure, the timeline's first processes" -- \
+	"$PY" -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+assert r["events"] == 60000 and len(r["processes"]) == 60000
+assert r["total"]["allocations"] == 60000, r["total"]
+assert r["total"]["peak"] == 480000, r["total"]["peak"]
+s = r["timeline"]["series"]
+assert 100 <= len(s) <= 60000 and s[0]["pid"] == 1, len(s)
+assert max(s[-1]["heap"]) == 8' "$T/out"
+
 finish
