@@ -8,7 +8,7 @@ report_libmtreport_la_SOURCES = \
 	report/report-analyze.h report/report-map.h report/report-model.h \
 	report/report-run.c report/report-text.c report/report-json.c \
 	report/report-flame.c report/report-svg.c report/report-html.c \
-	report/report-diff.c report/report-pipe.c \
+	report/report-diff.c report/report-pipe.c report/report-escape.c \
 	report/symbolize.c report/symbolize.h \
 	report/sym-maps.c report/sym-maps.h
 report_libmtreport_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host

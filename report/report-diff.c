@@ -57,15 +57,14 @@ static void label(const struct mt_rep *r, const struct mt_rep_site *s,
 	size_t at = 0;
 
 	buf[0] = '\0';
-	for (i = 1; i < n && at < len; i++) {
-		int k = snprintf(buf + at, len - at, "%s%s", i > 1 ? ";" : "",
-				 names[i]);
-
-		if (k < 0) {
-			break;
+	for (i = 1; i < n && at + 1 < len; i++) {
+		if (i > 1) {
+			buf[at++] = ';';
 		}
-		at += (size_t)k;
+		/* a ';' or a newline in a name must not split it */
+		at += mt_rep_frame_esc(buf + at, len - at, names[i]);
 	}
+	buf[at < len ? at : len - 1] = '\0';
 }
 
 int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,

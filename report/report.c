@@ -126,15 +126,14 @@ void mt_rep_site_stack(const struct mt_rep *r, const struct mt_rep_site *s,
 	size_t at = 0;
 
 	buf[0] = '\0';
-	for (i = 0; i < n && at < len; i++) {
-		int k = snprintf(buf + at, len - at, "%s%s", i ? ";" : "",
-				 names[i]);
-
-		if (k < 0) {
-			break;
+	for (i = 0; i < n && at + 1 < len; i++) {
+		if (i) {
+			buf[at++] = ';';
 		}
-		at += (size_t)k;
+		/* a ';' or a newline in a name must not split it */
+		at += mt_rep_frame_esc(buf + at, len - at, names[i]);
 	}
+	buf[at < len ? at : len - 1] = '\0';
 }
 
 const char *mt_rep_rank_name(enum mt_rep_rank rank)

@@ -80,4 +80,38 @@ s = r["timeline"]["series"]
 assert 100 <= len(s) <= 60000 and s[0]["pid"] == 1, len(s)
 assert max(s[-1]["heap"]) == 8' "$T/out"
 
+# --- names with ';', a newline, markup and invalid UTF-8 ------------------------
+# Frames show as "file+0xoffset" (the files do not exist): the names come
+# straight from the recording. collapsed never splits a frame; JSON and
+# XML stay valid UTF-8 (U+FFFD for each invalid byte) and well-formed.
+mkrec names "$T/names.mt" /nonexistent
+expect_exit 0 "names: collapsed" -- "$MT" report --format collapsed "$T/names.mt"
+printf '%s\n' 'pid 1;semi\x3bcolon.so+0x11 100' 'pid 1;new\x0aline.so+0x11 101' \
+	'pid 1;xml<&">.so+0x11 102' >"$T/want"
+printf 'pid 1;bad\377\376utf8.so+0x11 103\npid 1;cut\303.so+0x11 104\npid 1;ok-\303\251.so+0x11 105\n' >>"$T/want"
+cmp -s "$T/out" "$T/want" && ok "names: collapsed, one frame each" ||
+	{ fail "names: collapsed"; od -c "$T/out" | head -20; }
+expect_exit 0 "names: json" -- "$MT" report --format json "$T/names.mt"
+check "names: strict JSON, U+FFFD for each invalid byte" -- "$PY" -c 'import json,sys
+r = json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))
+got = sorted(s["frames"][1] for s in r["top_sites"]["bytes"])
+want = sorted(["semi;colon.so+0x11", "new\nline.so+0x11", "xml<&\">.so+0x11",
+    "bad\ufffd\ufffdutf8.so+0x11", "cut\ufffd.so+0x11", "ok-\u00e9.so+0x11"])
+assert got == want, got' "$T/out"
+for fmt in svg html; do
+	expect_exit 0 "names: $fmt" -- "$MT" report --format $fmt "$T/names.mt"
+	check "names: $fmt is well-formed XML, the names in it" -- "$PY" -c 'import sys, xml.etree.ElementTree as ET
+src = open(sys.argv[1], "rb").read().decode("utf-8", "strict")
+if src.startswith("<!DOCTYPE"):
+    src = src.split("\n", 1)[1]
+root = ET.fromstring(src)
+titles = [t.text for t in root.iter() if t.tag.endswith("title") and t.text]
+for want in ("semi;colon.so+0x11", "new\nline.so+0x11", "xml<&\">.so+0x11",
+        "bad\ufffd\ufffdutf8.so+0x11", "cut\ufffd.so+0x11", "ok-\u00e9.so+0x11"):
+    assert any(t.startswith(want + " (") for t in titles), (want, titles)' "$T/out"
+done
+expect_exit 0 "names: diff" -- "$MT" report --diff "$T/names.mt" "$T/names.mt"
+has "$T/out" "names: diff, one row each" '  semi\\x3bcolon\.so\+0x11$' \
+	'  new\\x0aline\.so\+0x11$'
+
 finish
