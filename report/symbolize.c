@@ -254,7 +254,8 @@ static int64_t module_get(struct mt_sym *s, const char *path, size_t plen,
 	for (; (i = mt_idx_get(&s->mod_idx, key)) >= 0; key++) {
 		m = &s->mods[i];
 		if (strnlen(m->path, plen + 1) == plen &&
-		    !memcmp(m->path, path, plen) && m->bidlen == bidlen && !memcmp(m->bid, bid, bidlen)) {
+		    !memcmp(m->path, path, plen) && m->bidlen == bidlen &&
+		    !memcmp(m->bid, bid, bidlen)) {
 			return i;
 		}
 	}
@@ -263,14 +264,14 @@ static int64_t module_get(struct mt_sym *s, const char *path, size_t plen,
 		return -ENOMEM;
 	}
 	s->mods = m;
-	if (mt_idx_put(&s->mod_idx, key, (uint32_t)s->nmods) < 0) {
-		return -ENOMEM;
-	}
 	m = &s->mods[s->nmods];
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
 	m->path = strndup(path, plen);
-	if (!m->path) {
+	if (!m->path ||
+	    mt_idx_put(&s->mod_idx, key, (uint32_t)s->nmods) < 0) {
+		free(m->path);
+		m->path = NULL;
 		return -ENOMEM;
 	}
 	memcpy(m->bid, bid, bidlen);
