@@ -564,7 +564,10 @@ static void module_load(struct module *m)
 	}
 	/* out of memory: the symbols read so far still name frames */
 	(void)mt_elf_for_each_func(m->elf, module_sym, m);
-	qsort(m->syms, m->nsyms, sizeof(*m->syms), fsym_cmp);
+	if (m->nsyms) {
+		/* a file without function symbols: syms is NULL */
+		qsort(m->syms, m->nsyms, sizeof(*m->syms), fsym_cmp);
+	}
 	m->usable = true;
 }
 #else

@@ -114,4 +114,12 @@ expect_exit 0 "names: diff" -- "$MT" report --diff "$T/names.mt" "$T/names.mt"
 has "$T/out" "names: diff, one row each" '  semi\\x3bcolon\.so\+0x11$' \
 	'  new\\x0aline\.so\+0x11$'
 
+# --- a module without function symbols ------------------------------------------
+# (qsort(NULL, 0) of its symbols: undefined, UBSan stops there)
+mkrec nosyms "$T/nosyms.mt" "$T/nosyms.so"
+expect_exit 0 "module without symbols" -- "$MT" report --format collapsed "$T/nosyms.mt"
+printf 'pid 1;nosyms.so+0x11 100\n' >"$T/want"
+cmp -s "$T/out" "$T/want" && ok "module without symbols: frame as an offset" ||
+	{ fail "module without symbols"; cat "$T/out" "$T/err"; }
+
 finish
