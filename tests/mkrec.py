@@ -17,6 +17,9 @@ usage: mkrec.py SCENARIO OUT [ARG...]
   nosyms PATH      writes PATH, an ELF file without function symbols, and
                    one stack in it
   pids N           N processes of one 8-byte allocation each, one a us
+  spellings FILE N FILE (an ELF shared object with a .dynsym) under N
+                   spellings ("/" repeated), a stack in its first function
+  buildids FILE N  FILE under N made-up build-ids, the same way
 """
 import struct
 import sys
@@ -88,6 +91,31 @@ def minimal_elf():
     return (ehdr + phdr).ljust(0x2000, b"\0")
 
 
+def first_function(path):
+    """File offset of the first sized function of path's .dynsym."""
+    d = open(path, "rb").read()
+    phoff, shoff = struct.unpack_from("<QQ", d, 0x20)
+    phnum = struct.unpack_from("<H", d, 0x38)[0]
+    shnum = struct.unpack_from("<H", d, 0x3c)[0]
+    loads = []
+    for i in range(phnum):
+        t, _, off, va, _, fsz = struct.unpack_from("<IIQQQQ", d, phoff + 56 * i)
+        if t == 1:
+            loads.append((va, off, fsz))
+    for i in range(shnum):
+        sh = struct.unpack_from("<IIQQQQIIQQ", d, shoff + 64 * i)
+        if sh[1] != 11:  # SHT_DYNSYM
+            continue
+        for k in range(1, sh[5] // 24):
+            _, info, _, shndx, value, size = struct.unpack_from(
+                "<IBBHQQ", d, sh[4] + 24 * k)
+            if info & 0xf == 2 and shndx and value and size > 16:
+                for va, off, fsz in loads:
+                    if va <= value < va + fsz:
+                        return value - va + off
+    sys.exit("no function in " + path)
+
+
 def main():
     what, out, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     if what == "fifo":
@@ -145,6 +173,23 @@ def main():
                               "addr": 0x5000, "type": "Malloc", "size": 8})
                for p in range(1, int(args[0]) + 1)]
         data = zstandard.ZstdCompressor(level=19).compress(b"".join(evs))
+    elif what in ("spellings", "buildids"):
+        n = int(args[1])
+        func = first_function(args[0])
+        moff = func & ~0xfff
+        recs = [m_exec(1)]
+        stacks = []
+        evs = []
+        for i in range(n):
+            start = BASE + i * 0x1000000
+            if what == "spellings":
+                path, bid = b"/" * i + args[0].encode(), b""
+            else:
+                path, bid = args[0].encode(), struct.pack("<5I", *[i] * 5)
+            recs.append(m_map(1, start, start + 0x1000000, moff, path, bid))
+            stacks.append(t_stack(i + 1, 1, [start + func - moff + 1]))
+            evs.append(malloc(1, 1000 + i, 0x5000 + 16 * i, 8, i + 1))
+        data = meta(b"MTKM", recs) + meta(b"MTKT", stacks) + events(evs)
     else:
         sys.exit("unknown scenario " + what)
     with open(out, "wb") as f:

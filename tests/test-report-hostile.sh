@@ -122,4 +122,27 @@ printf 'pid 1;nosyms.so+0x11 100\n' >"$T/want"
 cmp -s "$T/out" "$T/want" && ok "module without symbols: frame as an offset" ||
 	{ fail "module without symbols"; cat "$T/out" "$T/err"; }
 
+# --- one file under 2000 spellings, or under 2000 build-ids: loaded once ---------
+# ("/" repeated: 2000 loads of libc took 800 MB; a build-id that differs
+# kept the file mapped)
+libc=$(ldd "$MT" | awk '/libc\.so/ { print $3 }')
+if [ -f "$libc" ]; then
+	mkrec spellings "$T/spell.mt" "$libc" 2000
+	expect_exit 0 "2000 spellings of libc: within 300 MB" -- \
+		bounded 300 60 "$MT" report --format collapsed "$T/spell.mt"
+	sort -u "$T/out" >"$T/uniq"
+	[ "$(wc -l <"$T/out")" -eq 2000 ] && [ "$(wc -l <"$T/uniq")" -eq 1 ] &&
+		grep -q '^pid 1;[A-Za-z_][A-Za-z0-9_]* 8$' "$T/uniq" &&
+		ok "2000 spellings: one function named, every time ($(cat "$T/uniq"))" ||
+		{ fail "2000 spellings"; head -3 "$T/uniq"; }
+	mkrec buildids "$T/bids.mt" "$libc" 5000
+	expect_exit 0 "libc under 5000 build-ids: within 300 MB" -- \
+		bounded 300 60 "$MT" report --format collapsed "$T/bids.mt"
+	[ "$(grep -c '^pid 1;libc\.so\.6+0x[0-9a-f]* 8$' "$T/out")" -eq 5000 ] &&
+		ok "5000 build-ids: none used, each frame an offset" ||
+		{ fail "5000 build-ids"; sort "$T/out" | uniq -c | head -3; }
+else
+	echo "no libc path from ldd: spellings not tried"
+fi
+
 finish
