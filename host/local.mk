@@ -12,6 +12,7 @@ host_libmthost_la_SOURCES = \
 	host/control.c host/control.h \
 	host/input-guard.c host/input-guard.h \
 	host/run.c host/run.h \
+	host/source-args.c host/source-args.h \
 	host/stats.c host/stats.h
 host_libmthost_la_LIBADD = $(PTHREAD_LIBS) -ldl
 

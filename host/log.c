@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "log.h"
 
@@ -52,3 +53,15 @@ void mt_log(enum mt_log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
+
+int mt_log_plugin_failure(const char *kind, const char *name, const char *call,
+			  int err)
+{
+	/* once something has been said, it is the first error's story and
+	 * a failure it causes in a plugin (a closed pipeline) is not news */
+	if (err < 0 && !__atomic_load_n(&mt_log_errors, __ATOMIC_RELAXED)) {
+		mt_err("%s plugin '%s': %s() failed without saying why: %s",
+		       kind, name, call, strerror(-err));
+	}
+	return err;
+}

@@ -21,6 +21,14 @@ void mt_log(enum mt_log_level level, const char *fmt, ...) MT_PRINTF(2, 3);
 #define mt_info(...) mt_log(MT_LOG_INFO, __VA_ARGS__)
 #define mt_debug(...) mt_log(MT_LOG_DEBUG, __VA_ARGS__)
 
+/* A plugin's call failed with err < 0. The plugin should have said why
+ * (plugin.h); when nothing has been logged at all, this says which plugin
+ * and which call failed, so that an exit 1 never comes without a line
+ * ("sink plugin 'x': write() failed without saying why: ..."). Any thread.
+ * Returns err. */
+int mt_log_plugin_failure(const char *kind, const char *name, const char *call,
+			  int err);
+
 #include <stdarg.h>
 void mt_vlog_plugin(enum mt_log_level level, const char *plugin,
 		    const char *fmt, va_list ap);

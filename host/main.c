@@ -36,6 +36,7 @@ static void usage(FILE *out)
 		"       memtrack report --diff A B [--format text|json]\n"
 		"                                            compare two recordings per site\n"
 		"       memtrack plugins                     list plugins\n"
+		"       memtrack dump|report|plugins --help  help on each\n"
 		"\n"
 		"Options:\n"
 		"  --source NAME[:ARGS]   event source (default: ebpf)\n"
@@ -116,10 +117,22 @@ static void print_plugin(const char *path, const struct mt_plugin *p,
 	       p->desc->description, p->desc->version);
 }
 
+static bool is_help(const char *arg)
+{
+	return !strcmp(arg, "--help") || !strcmp(arg, "-h");
+}
+
 static int cmd_plugins(int argc, char **argv)
 {
 	int bad = 0;
 
+	if (argc == 2 && is_help(argv[1])) {
+		printf("Usage: memtrack plugins\n"
+		       "List the plugins memtrack finds, and why a file of the search path\n"
+		       "is not one. Searched: $MEMTRACK_PLUGIN_PATH, then %s.\n",
+		       MT_PLUGINDIR);
+		return 0;
+	}
 	if (argc > 1) {
 		return usage_error("plugins takes no argument, got '%s'",
 				   argv[1]);
@@ -138,10 +151,42 @@ static int cmd_plugins(int argc, char **argv)
 
 static int cmd_dump(int argc, char **argv)
 {
-	if (argc != 2) {
+	int i = 1;
+
+	if (argc == 2 && is_help(argv[1])) {
+		printf("Usage: memtrack dump FILE\n"
+		       "Print the events of a recording (FILE, '-' for stdin) as JSON lines,\n"
+		       "with the keys of the format. Exit status: 1 when the file cannot be\n"
+		       "read whole (the events before the damage are printed), 2 for a usage\n"
+		       "error. 'memtrack dump -- FILE' for a file whose name starts with '-'.\n");
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--")) {
+		i++;
+	} else if (argc > 1 && argv[1][0] == '-' && argv[1][1]) {
+		return usage_error("dump: unknown option '%s'", argv[1]);
+	}
+	if (argc - i != 1) {
 		return usage_error("dump takes one FILE ('-' for stdin)");
 	}
-	return mt_dump(argv[1]) < 0 ? 1 : 0;
+	return mt_dump(argv[i]) < 0 ? 1 : 0;
+}
+
+static void report_usage(void)
+{
+	printf("Usage: memtrack report FILE [--format text|json|collapsed|svg|html]\n"
+	       "                       [--pid PID] [--weight bytes|count]\n"
+	       "       memtrack report --diff A B [--format text|json]\n"
+	       "Summarise a recording (FILE, '-' for stdin): peak, leaks, temporaries,\n"
+	       "top sites, charts; or compare two recordings per site.\n"
+	       "  --format F    text (default), json, collapsed (flamegraph.pl input),\n"
+	       "                svg, html\n"
+	       "  --pid PID     only this process\n"
+	       "  --weight W    what collapsed, svg and html weigh: bytes or count\n"
+	       "  --diff        A and B: what grew and shrank, per site\n"
+	       "A damaged file (cut short, corrupt) gives the report of the events\n"
+	       "before the damage, a warning on stderr and exit 0; exit 1 when no event\n"
+	       "could be read; 2 for a usage error.\n");
 }
 
 static int cmd_report(int argc, char **argv)
@@ -151,6 +196,7 @@ static int cmd_report(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "weight", required_argument, NULL, 'w' },
 		{ "diff", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mt_report_opts o = { .format = MT_REPORT_TEXT };
@@ -160,8 +206,11 @@ static int cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'h':
+			report_usage();
+			return 0;
 		case 'f':
 			if (mt_report_parse_format(optarg, &o.format) < 0) {
 				return usage_error("report --format '%s': want text, json, collapsed, svg or html",
@@ -215,26 +264,16 @@ static int cmd_report(int argc, char **argv)
 	return mt_report_run(&o) < 0 ? 1 : 0;
 }
 
-/* Append "name=value" (or "name" when value is NULL) to the source's
- * argument list. */
-static int add_source_arg(char *buf, size_t size, const char *name,
+/* --ring-size and the like: kept for the source, whose args they become
+ * once it is loaded (source-args.c); the last one given wins. */
+static int set_source_opt(struct mt_run_opts *o, enum mt_source_opt opt,
 			  const char *value)
 {
-	size_t len = strlen(buf);
-	int n;
-
-	if (!value) {
-		n = snprintf(buf + len, size - len, "%s%s", len ? "," : "",
-			     name);
-	} else if (!*value || strchr(value, ',')) {
-		return usage_error("--%s '%s': want one value", name, value);
-	} else {
-		n = snprintf(buf + len, size - len, "%s%s=%s", len ? "," : "",
-			     name, value);
+	if (value && !mt_source_opt_valid(value)) {
+		return usage_error("%s '%s': want one value, not empty and without ','",
+				   mt_source_opt_name(opt), value);
 	}
-	if (n < 0 || (size_t)n >= size - len) {
-		return usage_error("--%s: too long", name);
-	}
+	o->source_opts[opt] = value ? value : "";
 	return 0;
 }
 
@@ -287,7 +326,6 @@ int main(int argc, char **argv)
 		.batch = 65536,
 		.chunk = 1024,
 	};
-	char source_args[512] = "", source_spec[1024];
 	bool source_named = false;
 	unsigned long v;
 	int c;
@@ -303,8 +341,10 @@ int main(int argc, char **argv)
 	}
 
 	opterr = 0;
-	/* '+': the first operand ends our options; the rest is the command. */
-	while ((c = getopt_long(argc, argv, "+vqhV", long_opts, NULL)) != -1) {
+	/* '+': the first operand ends our options; the rest is the command.
+	 * ':': a missing value is told apart from an unknown option. */
+	while ((c = getopt_long(argc, argv, "+:vqhV", long_opts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case OPT_SOURCE:
 			o.source = optarg;
@@ -341,27 +381,29 @@ int main(int argc, char **argv)
 			o.start_disabled = 1;
 			break;
 		case OPT_RING_SIZE:
+			if (set_source_opt(&o, MT_SOPT_RING_SIZE, optarg)) {
+				return EXIT_USAGE;
+			}
+			break;
 		case OPT_HIGH_WATERMARK:
+			if (set_source_opt(&o, MT_SOPT_HIGH_WATERMARK,
+					   optarg)) {
+				return EXIT_USAGE;
+			}
+			break;
 		case OPT_LOW_WATERMARK:
-			if (add_source_arg(source_args, sizeof(source_args),
-					   c == OPT_RING_SIZE ? "ring-size" :
-					   c == OPT_HIGH_WATERMARK ?
-							"high-watermark" :
-							"low-watermark",
-					   optarg) < 0) {
+			if (set_source_opt(&o, MT_SOPT_LOW_WATERMARK, optarg)) {
 				return EXIT_USAGE;
 			}
 			break;
 		case OPT_STACKS:
-			if (add_source_arg(source_args, sizeof(source_args),
-					   "stacks", NULL) < 0) {
+			if (set_source_opt(&o, MT_SOPT_STACKS, NULL)) {
 				return EXIT_USAGE;
 			}
 			break;
 		case OPT_STACK_DEPTH:
 			if (parse_count("--stack-depth", optarg, 127, &v) < 0 ||
-			    add_source_arg(source_args, sizeof(source_args),
-					   "stack-depth", optarg) < 0) {
+			    set_source_opt(&o, MT_SOPT_STACK_DEPTH, optarg)) {
 				return EXIT_USAGE;
 			}
 			break;
@@ -409,13 +451,6 @@ int main(int argc, char **argv)
 		o.print_summary = 1;
 	}
 	o.live_status = mt_log_level >= MT_LOG_WARN && isatty(STDERR_FILENO);
-	if (source_args[0]) {
-		/* The ring options belong to the source: hand them on as its
-		 * arguments, after any given with --source NAME:ARGS. */
-		snprintf(source_spec, sizeof(source_spec), "%s%s%s", o.source,
-			 strchr(o.source, ':') ? "," : ":", source_args);
-		o.source = source_spec;
-	}
 	/* The default source records a command: say so before loading it (a
 	 * build without it would only report a missing plugin). A source named
 	 * with --source says itself whether it needs one

@@ -108,6 +108,7 @@ struct mt_pipeline {
 	const struct mt_host *host;
 	const struct mt_encoder_ops *enc;
 	const char *enc_name;
+	const char *sink_name;
 	const struct mt_sink_ops *sink;
 	void *sink_state;
 	size_t batch_events;
@@ -229,7 +230,8 @@ static int encode_work(struct mt_pipeline *p, void *state, struct work *item,
 					 item->meta_len, frame);
 	}
 	*ns = now_ns() - t0;
-	return rc;
+	return mt_log_plugin_failure("encoder", p->enc_name,
+				     item->meta ? "encode_meta" : "encode", rc);
 }
 
 /*
@@ -346,7 +348,9 @@ static int write_next(struct mt_pipeline *p)
 	s->ready = false;
 	pthread_mutex_unlock(&p->lock);
 	t0 = now_ns();
-	rc = p->sink->write(p->sink_state, frame.data, len);
+	rc = mt_log_plugin_failure("sink", p->sink_name, "write",
+				   p->sink->write(p->sink_state, frame.data,
+						  len));
 	ns = now_ns() - t0;
 	p->enc->frame_free(&frame);
 	pthread_mutex_lock(&p->lock);
@@ -777,7 +781,8 @@ int mt_pipeline_finish(struct mt_pipeline *p)
 		drop_pending(p);
 	}
 
-	rc = p->sink->close(p->sink_state);
+	rc = mt_log_plugin_failure("sink", p->sink_name, "close",
+				   p->sink->close(p->sink_state));
 	p->sink_closed = true;
 	if (rc < 0 && !p->err) {
 		p->err = rc;
@@ -936,6 +941,7 @@ int mt_pipeline_create(const struct mt_pipeline_config *cfg,
 	p->host = cfg->host;
 	p->enc = cfg->encoder;
 	p->enc_name = cfg->encoder_name ? cfg->encoder_name : "encoder";
+	p->sink_name = cfg->sink_name ? cfg->sink_name : "sink";
 	p->sink = cfg->sink;
 	p->sink_state = cfg->sink_state;
 	p->batch_events = cfg->batch_events ? cfg->batch_events :
@@ -966,8 +972,10 @@ int mt_pipeline_create(const struct mt_pipeline_config *cfg,
 	 * runs. The plugin explains its refusal itself. */
 	for (i = 0; i < nworkers; i++) {
 		p->workers[i].p = p;
-		rc = p->enc->create(p->host, cfg->encoder_args,
-				    &p->states[i]);
+		rc = mt_log_plugin_failure("encoder", p->enc_name, "create",
+					   p->enc->create(p->host,
+							  cfg->encoder_args,
+							  &p->states[i]));
 		if (rc < 0) {
 			p->states[i] = NULL;
 			mt_debug("pipeline: %s refused its arguments",

@@ -34,6 +34,7 @@ struct mt_pipeline_config {
 	const struct mt_host *host;
 	const struct mt_encoder_ops *encoder;
 	const char *encoder_name; /* for messages */
+	const char *sink_name;    /* for messages */
 	const char *encoder_args; /* may be NULL */
 	const struct mt_sink_ops *sink;
 	void *sink_state; /* opened by the caller; the pipeline closes it */

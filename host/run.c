@@ -42,6 +42,7 @@ struct run {
 	struct mt_spawn spawn;
 	char **command_env; /* the command's environment, when the source
 			     * sets some of it */
+	char *source_args;  /* given to the source's create() */
 	struct mt_control *control;
 	struct mt_stats *stats;
 	int sigfd;
@@ -53,6 +54,7 @@ struct run {
 	bool source_eof;
 	bool recording;   /* the pipeline takes events */
 	bool interrupted; /* a command-less run got a signal */
+	int early_signal; /* got before the command ran: sent to it */
 	int exec_errno;   /* the command could not be executed */
 	int error;        /* first error of memtrack itself */
 };
@@ -104,6 +106,13 @@ static int load_plugins(struct run *r)
 	}
 	r->src = &r->src_plugin->ops.source;
 	return 0;
+}
+
+/* A source call's result: a failure it did not explain is named. */
+static int src_call(struct run *r, const char *call, int err)
+{
+	return mt_log_plugin_failure("source", r->src_plugin->desc->name,
+				     call, err);
 }
 
 static int check_command(struct run *r)
@@ -180,7 +189,11 @@ static int open_sink(struct run *r, void **state)
 			 r->have_command ? (int)r->spawn.pid : (int)getpid());
 		args = def;
 	}
-	return r->sink_plugin->ops.sink.open(mt_host_get(), args, state);
+	return mt_log_plugin_failure("sink", r->sink_plugin->desc->name,
+				     "open",
+				     r->sink_plugin->ops.sink.open(mt_host_get(),
+								   args,
+								   state));
 }
 
 static int create_pipeline(struct run *r)
@@ -199,6 +212,7 @@ static int create_pipeline(struct run *r)
 	cfg.host = mt_host_get();
 	cfg.encoder = &r->enc_plugin->ops.encoder;
 	cfg.encoder_name = r->enc_plugin->desc->name;
+	cfg.sink_name = r->sink_plugin->desc->name;
 	cfg.encoder_args = args;
 	cfg.sink = &r->sink_plugin->ops.sink;
 	cfg.sink_state = sink_state;
@@ -258,7 +272,19 @@ static void handle_signals(struct run *r)
 
 	while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
-			reap(r);
+			/* before the command: a helper of the source's, which
+			 * waits for its own (and reaping finds no child of
+			 * ours: the tree would count as done) */
+			if (r->spawn.pid > 0) {
+				reap(r);
+			}
+			continue;
+		}
+		if (r->have_command && r->spawn.pid < 0) {
+			/* Before the command exists (loading the source
+			 * takes a while): it gets the signal as it starts,
+			 * whoever sent it, and the file is completed. */
+			r->early_signal = (int)si.ssi_signo;
 			continue;
 		}
 		/* Forward it as a terminal would. A signal from the terminal
@@ -311,7 +337,8 @@ static void finish_recording(struct run *r)
 	}
 	r->recording = false;
 	if (r->src_state && r->src->drain) {
-		set_error(r, r->src->drain(r->src_state, r->em));
+		set_error(r, src_call(r, "drain",
+				      r->src->drain(r->src_state, r->em)));
 	}
 	get_source_stats(r, &ss);
 	detach_source(r);
@@ -367,7 +394,7 @@ static int ctl_drain(void *ctx)
 		return -ESRCH;
 	}
 	if (r->src_state && r->src->drain) {
-		err = r->src->drain(r->src_state, r->em);
+		err = src_call(r, "drain", r->src->drain(r->src_state, r->em));
 	}
 	if (err == 0) {
 		err = mt_pipeline_sync(r->pipe);
@@ -397,7 +424,8 @@ static const struct mt_control_handler control_handler = {
 static void between_chunks(struct run *r)
 {
 	if (r->src_state && r->src->maintain) {
-		set_error(r, r->src->maintain(r->src_state));
+		set_error(r, src_call(r, "maintain",
+				      r->src->maintain(r->src_state)));
 	}
 	if (r->opts->throttle_us) {
 		struct timespec ts = {
@@ -422,7 +450,9 @@ static void read_source(struct run *r)
 	     i++) {
 		uint32_t flags = 0;
 		uint64_t t0 = mt_now_ns();
-		int n = r->src->read(r->src_state, r->em, chunk, &flags);
+		int n = src_call(r, "read",
+				 r->src->read(r->src_state, r->em, chunk,
+					      &flags));
 
 		if (n < 0) {
 			set_error(r, n);
@@ -460,7 +490,8 @@ static void tick(struct run *r)
 		return;
 	}
 	if (r->src_state && r->src->maintain) {
-		set_error(r, r->src->maintain(r->src_state));
+		set_error(r, src_call(r, "maintain",
+				      r->src->maintain(r->src_state)));
 	}
 	get_source_stats(r, &ss);
 	mt_pipeline_get_stats(r->pipe, &ps);
@@ -519,6 +550,7 @@ static void cleanup(struct run *r)
 	mt_host_set_stats(NULL);
 	mt_stats_close(r->stats);
 	mt_command_env_free(r->command_env);
+	free(r->source_args);
 	mt_plugin_close(r->src_plugin);
 	mt_plugin_close(r->enc_plugin);
 	mt_plugin_close(r->sink_plugin);
@@ -538,7 +570,7 @@ static int make_command_env(struct run *r)
 	set = r->src->command_env(r->src_state,
 				  (const char *const *)r->opts->argv);
 	if (!set) {
-		return errno ? -errno : 0;
+		return errno ? src_call(r, "command_env", -errno) : 0;
 	}
 	r->command_env = mt_command_env(environ, set);
 	if (!r->command_env) {
@@ -586,6 +618,12 @@ int mt_run(const struct mt_run_opts *opts)
 	int err, code;
 
 	r.have_command = opts->argv && opts->argv[0];
+	/* First: a SIGTERM while the source loads must not kill memtrack
+	 * before it can finish a file and pass the signal on. */
+	err = block_signals(&r);
+	if (err < 0) {
+		goto end;
+	}
 	err = load_plugins(&r);
 	if (err < 0) {
 		goto end;
@@ -594,12 +632,23 @@ int mt_run(const struct mt_run_opts *opts)
 		cleanup(&r);
 		return 2; /* a usage error */
 	}
+	split_spec(opts->source, name, sizeof(name), &args);
+	err = mt_source_args(r.src_plugin, args, opts->source_opts,
+			     &r.source_args);
+	if (err == -EINVAL) {
+		cleanup(&r);
+		return 2; /* an option the source does not take */
+	}
+	if (err < 0) {
+		goto end;
+	}
 	err = open_stats(&r);
 	if (err < 0) {
 		goto end;
 	}
-	split_spec(opts->source, name, sizeof(name), &args);
-	err = r.src->create(mt_host_get(), args, &r.src_state);
+	err = src_call(&r, "create",
+		       r.src->create(mt_host_get(), r.source_args,
+				     &r.src_state));
 	if (err < 0) {
 		r.src_state = NULL;
 		goto end;
@@ -607,10 +656,6 @@ int mt_run(const struct mt_run_opts *opts)
 	if (sink_destroys_input(&r)) {
 		cleanup(&r);
 		return 2; /* a usage error */
-	}
-	err = block_signals(&r);
-	if (err < 0) {
-		goto end;
 	}
 	err = mt_control_open(opts->control_path, &r.control);
 	if (err < 0) {
@@ -624,6 +669,7 @@ int mt_run(const struct mt_run_opts *opts)
 		if (err < 0) {
 			goto end;
 		}
+		handle_signals(&r); /* what came while the source loaded */
 		err = mt_spawn_held(opts->argv, &r.old_mask, &r.spawn);
 		if (err < 0) {
 			goto end;
@@ -636,7 +682,7 @@ int mt_run(const struct mt_run_opts *opts)
 	target.root_pid = r.have_command ? r.spawn.pid : 0;
 	target.root_is_held = r.have_command;
 	target.start_disabled = (uint32_t)opts->start_disabled;
-	err = r.src->start(r.src_state, &target);
+	err = src_call(&r, "start", r.src->start(r.src_state, &target));
 	if (err < 0) {
 		goto end;
 	}
@@ -646,6 +692,8 @@ int mt_run(const struct mt_run_opts *opts)
 			/* The child exits 127: reap it like any other. */
 			r.exec_errno = -err;
 			set_error(&r, err);
+		} else if (r.early_signal) {
+			kill(r.spawn.pid, r.early_signal);
 		}
 	}
 	loop(&r);

@@ -10,8 +10,13 @@
 
 #include <stddef.h>
 
+#include "source-args.h"
+
 struct mt_run_opts {
 	const char *source;  /* "NAME[:ARGS]" */
+	/* --ring-size...: the value, "" for --stacks, NULL when not given;
+	 * appended to the source's ARGS (source-args.h) */
+	const char *source_opts[MT_SOPT_COUNT];
 	const char *encoder; /* "NAME[:ARGS]" */
 	const char *sink;    /* "NAME[:ARGS]"; NULL: default artifact name */
 	unsigned int workers;

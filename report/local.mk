@@ -11,7 +11,20 @@ report_libmtreport_la_SOURCES = \
 	report/report-diff.c report/report-pipe.c report/report-escape.c \
 	report/symbolize.c report/symbolize.h \
 	report/sym-maps.c report/sym-maps.h
-report_libmtreport_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host
+nodist_report_libmtreport_la_SOURCES = report/report-html.js.h
+report_libmtreport_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host \
+	-I$(top_builddir)/report
 report_libmtreport_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
 report_libmtreport_la_LIBADD = common/libmtcommon.la host/libmthost.la \
 	$(LIBELF_LIBS)
+
+# the html page's script, written as JavaScript, included as a C string
+BUILT_SOURCES += report/report-html.js.h
+CLEANFILES += report/report-html.js.h
+# also for targets other than all and check
+$(report_libmtreport_la_OBJECTS): report/report-html.js.h
+EXTRA_DIST += report/report-html.js
+report/report-html.js.h: report/report-html.js
+	$(AM_V_GEN)$(MKDIR_P) report && \
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' \
+		$(srcdir)/report/report-html.js >$@.tmp && mv $@.tmp $@

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * memtrack report --format html: one self-contained page (inline style,
- * inline SVG, a few lines of inline script; nothing fetched) with the
- * summary table, the chart and the flamegraph of the svg format. Written
- * as XHTML-compatible markup so both HTML and XML parsers accept it; the
- * script holds no '<' or '&' for the same reason.
+ * inline SVG, inline script; nothing fetched) with the summary table, the
+ * chart and the flamegraph of the svg format and, beside them, the top
+ * sites. The script (report-html.js.h) zooms into a clicked frame and
+ * searches frames; with '#selftest=NAME' in the URL it also exercises both
+ * on frame NAME and writes what it saw into <pre id="selftest">, which a
+ * headless browser dumps for tests/test-report-html.sh.
+ *
+ * Written as XHTML-compatible markup so both HTML and XML parsers accept
+ * it; the script sits in a CDATA section for the same reason.
  */
 #include "config.h"
 
@@ -14,42 +19,143 @@
 
 #include "report-model.h"
 
-static void row(FILE *out, const char *name, const struct mt_rep_proc *p)
+/* Figures are shown in human units; the exact value is in the title. */
+static void td_bytes(FILE *out, uint64_t v)
 {
-	fprintf(out, "<tr><td>%s</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%.3f</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td></tr>\n",
-		name, p->allocs, p->frees, p->temporary, p->bytes_allocated,
-		p->peak, (double)p->peak_ts / 1e6, p->live_blocks, p->live,
-		p->peak_mapped);
+	char h[32];
+
+	mt_rep_human(v, h, sizeof(h));
+	fprintf(out, "<td title=\"%" PRIu64 " B\">%s</td>", v, h);
 }
 
-int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
+static void td_time(FILE *out, uint64_t ns)
+{
+	char h[32];
+
+	mt_rep_human_time(ns, h, sizeof(h));
+	fprintf(out, "<td title=\"%" PRIu64 " ns\">%s</td>", ns, h);
+}
+
+static void td_count(FILE *out, uint64_t v)
+{
+	fprintf(out, "<td>%" PRIu64 "</td>", v);
+}
+
+static void row(FILE *out, const char *name, const struct mt_rep_proc *p)
+{
+	fprintf(out, "<tr><td>%s</td>", name);
+	td_count(out, p->allocs);
+	td_count(out, p->frees);
+	td_count(out, p->temporary);
+	td_bytes(out, p->bytes_allocated);
+	td_bytes(out, p->peak);
+	td_time(out, p->peak_ts);
+	td_count(out, p->live_blocks);
+	td_bytes(out, p->live);
+	td_bytes(out, p->peak_mapped);
+	fprintf(out, "</tr>\n");
+}
+
+static void summary(FILE *out, const struct mt_rep *r)
 {
 	struct mt_rep_proc total;
 	char name[32];
 	size_t i;
-	int err;
 
-	fprintf(out, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>memtrack report: ");
-	mt_rep_xml_str(out, r->path);
-	fprintf(out, "</title>\n<style>\nbody { font-family: sans-serif; margin: 1em; }\ntable { border-collapse: collapse; }\ntd, th { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }\n#info { height: 1.5em; font-family: monospace; }\n</style>\n</head>\n<body>\n<h1>memtrack report: ");
-	mt_rep_xml_str(out, r->path);
-	fprintf(out, "</h1>\n");
-	if (r->damaged) {
-		fprintf(out, "<p><strong>Damaged file: this covers the %" PRIu64 " events before the damage.</strong></p>\n",
-			r->events);
-	}
-	fprintf(out, "<table>\n<tr><th>process</th><th>allocations</th><th>frees</th><th>temporary</th><th>bytes allocated</th><th>peak heap (B)</th><th>peak at (ms)</th><th>leaked blocks</th><th>leaked bytes</th><th>peak mmap'd (B)</th></tr>\n");
+	fprintf(out, "<table>\n<tr><th>process</th><th>allocations</th><th>frees</th><th>temporary</th><th>bytes allocated</th><th>peak heap</th><th>peak at</th><th>leaked blocks</th><th>leaked bytes</th><th>peak mmap'd</th></tr>\n");
 	for (i = 0; i < r->nprocs; i++) {
 		snprintf(name, sizeof(name), "pid %d", (int)r->procs[i].pid);
 		row(out, name, &r->procs[i]);
 	}
 	mt_rep_total(r, &total);
 	row(out, "total", &total);
-	fprintf(out, "</table>\n<div id=\"info\">hover a frame for its figures</div>\n");
+	fprintf(out, "</table>\n");
+}
+
+/*
+ * The top sites by the flamegraph's weight: the innermost frame shown, the
+ * whole stack in its title; a click searches the flamegraph for it.
+ */
+static void top_sites(FILE *out, const struct mt_rep *r,
+		      const struct mt_report_opts *o)
+{
+	static char names[MT_REP_MAX_FRAMES][MT_REP_FRAME_LEN];
+	static char stack[MT_REP_MAX_FRAMES * MT_REP_FRAME_LEN];
+	bool by_count = o->weight == MT_REPORT_COUNT;
+	size_t idx[MT_REP_TOP], n, i, nf;
+
+	n = mt_rep_top_sites(r, by_count ? MT_REP_BY_COUNT : MT_REP_BY_BYTES,
+			     idx, MT_REP_TOP);
+	fprintf(out, "<div id=\"sites\">\n<h2>Top sites by %s</h2>\n",
+		by_count ? "allocations" : "bytes allocated");
+	if (!n) {
+		fprintf(out, "<p>(no allocation)</p>\n</div>\n");
+		return;
+	}
+	fprintf(out, "<table>\n<tr><th>#</th><th>site (click: search)</th><th>allocated</th><th>allocations</th><th>at peak</th><th>leaked</th></tr>\n");
+	for (i = 0; i < n; i++) {
+		const struct mt_rep_site *s = &r->sites[idx[i]];
+
+		nf = mt_rep_site_frames(r, s, names, MT_REP_MAX_FRAMES);
+		mt_rep_site_stack(r, s, stack, sizeof(stack));
+		fprintf(out, "<tr><td>%zu</td><td class=\"site\" title=\"",
+			i + 1);
+		mt_rep_xml_str(out, stack);
+		fprintf(out, "\">");
+		mt_rep_xml_str(out, nf ? names[nf - 1] : "?");
+		fprintf(out, "</td>");
+		td_bytes(out, s->bytes);
+		td_count(out, s->count);
+		td_bytes(out, s->at_peak);
+		td_bytes(out, s->live);
+		fprintf(out, "</tr>\n");
+	}
+	fprintf(out, "</table>\n</div>\n");
+}
+
+static const char script[] =
+#include "report-html.js.h"
+	;
+
+int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
+{
+	int err;
+
+	fprintf(out, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>memtrack report: ");
+	mt_rep_xml_str(out, r->path);
+	fprintf(out, "</title>\n<style>\n"
+		"body { font-family: sans-serif; margin: 1em; }\n"
+		"table { border-collapse: collapse; }\n"
+		"td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }\n"
+		"td.site { text-align: left; font-family: monospace; cursor: pointer; max-width: 30em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }\n"
+		"#main { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }\n"
+		"#controls { margin: 0.5em 0; }\n"
+		"#info { height: 1.5em; font-family: monospace; }\n"
+		"#flame g.f { cursor: pointer; }\n"
+		"#flame g.anc rect { opacity: 0.5; }\n"
+		"</style>\n</head>\n<body>\n<h1>memtrack report: ");
+	mt_rep_xml_str(out, r->path);
+	fprintf(out, "</h1>\n");
+	if (r->damaged) {
+		fprintf(out, "<p><strong>Damaged file: this covers the %" PRIu64 " events before the damage.</strong></p>\n",
+			r->events);
+	}
+	summary(out, r);
+	fprintf(out, "<div id=\"main\">\n<div id=\"charts\">\n"
+		"<div id=\"controls\"><input type=\"search\" id=\"search\" placeholder=\"search frames\" size=\"30\"/> "
+		"<button type=\"button\" id=\"reset\">reset zoom</button> "
+		"<span id=\"match\"></span></div>\n"
+		"<div id=\"info\">hover a frame for its figures, click it to zoom</div>\n");
 	err = mt_rep_svg(out, r, o, true);
 	if (err < 0) {
 		return err;
 	}
-	fprintf(out, "<script>\nvar info = document.getElementById('info');\ndocument.querySelectorAll('g.f').forEach(function (g) {\n\tg.addEventListener('mouseover', function () {\n\t\tinfo.textContent = g.querySelector('title').textContent;\n\t});\n});\n</script>\n</body>\n</html>\n");
+	fprintf(out, "</div>\n");
+	top_sites(out, r, o);
+	fprintf(out, "</div>\n<pre id=\"selftest\" hidden=\"hidden\"></pre>\n");
+	/* apart from the main script, so that its syntax errors show too */
+	fprintf(out, "<script>\nwindow.onerror = function (msg, src, line) {\n\tdocument.getElementById('selftest').textContent += 'error: ' + msg + ' (line ' + line + ')\\n';\n};\n</script>\n");
+	fprintf(out, "<script>\n//<![CDATA[\n%s//]]>\n</script>\n</body>\n</html>\n",
+		script);
 	return ferror(out) ? -EIO : 0;
 }

@@ -146,6 +146,8 @@ uint64_t mt_rep_align_series(struct mt_rep *r);
 
 /* Human figures: "1.5 MiB". */
 void mt_rep_human(uint64_t bytes, char *buf, size_t len);
+/* "12.345 ms" below a second, "1.234 s" from there (report-svg.c). */
+void mt_rep_human_time(uint64_t ns, char *buf, size_t len);
 
 /* Output formats. Each returns 0 or a negative errno (write error). */
 int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);

@@ -81,7 +81,9 @@ static int load(const struct mt_report_opts *o, const char *path,
 	if (err) {
 		/* the decoder said what and where; say what it means */
 		if (!r->events) {
-			mt_err("%s: no event could be read", path);
+			if (err != -ENODATA) { /* the decoder said it whole */
+				mt_err("%s: no event could be read", path);
+			}
 			mt_rep_free(st);
 			return err < 0 ? err : -EIO;
 		}
@@ -113,7 +115,7 @@ int mt_report_run(const struct mt_report_opts *o)
 			goto end;
 		}
 		err = mt_rep_diff(stdout, ra, mt_rep_finish(b), o);
-		goto end;
+		goto written;
 	}
 	switch (o->format) {
 	case MT_REPORT_JSON:
@@ -132,11 +134,17 @@ int mt_report_run(const struct mt_report_opts *o)
 		err = mt_rep_text(stdout, ra, o);
 		break;
 	}
-end:
-	if (!err && (fflush(stdout) == EOF || ferror(stdout))) {
-		err = -errno;
-		mt_err("standard output: %s", strerror(errno));
+written:
+	/* the formats return -EIO when stdout failed, without a word: say
+	 * it, with the reason the last write got (fflush writes again) */
+	errno = 0;
+	if (fflush(stdout) == EOF || ferror(stdout) || err == -EIO) {
+		int e = errno ? errno : EIO;
+
+		mt_err("writing to standard output: %s", strerror(e));
+		err = -e;
 	}
+end:
 	mt_rep_free(a);
 	mt_rep_free(b);
 	mt_host_cleanup();

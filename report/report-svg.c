@@ -3,8 +3,9 @@
  * memtrack report --format svg: one self-contained picture (no script, no
  * font or file fetched) with the memory over time of the biggest processes
  * (live heap solid, mmap'd dashed; at most MT_REP_SERIES points a line) and
- * the allocation flamegraph, each frame's figures in its <title> tooltip.
- * The html format embeds the same drawing (inline_in_html).
+ * the allocation flamegraph, each frame's figures in its <title> tooltip,
+ * as tall as its deepest drawn frame. The html format embeds the same
+ * drawing (inline_in_html); its script finds the frames in <g id="flame">.
  */
 #include "config.h"
 
@@ -23,11 +24,23 @@
 #define CHART_H 300
 #define ROW 17
 #define MAX_LINES 8 /* processes drawn in the chart */
+/* Frames narrower than this are not drawn (their figures are in their
+ * parent's): it bounds the file whatever the number of stacks. */
+#define MIN_FRAME_PX 0.3
 
 static const char *const palette[MAX_LINES] = {
 	"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
 	"#ff7f0e", "#17becf", "#8c564b", "#e377c2",
 };
+
+void mt_rep_human_time(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000000000) {
+		snprintf(buf, len, "%.3f ms", (double)ns / 1e6);
+	} else {
+		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+	}
+}
 
 static double proc_size(const struct mt_rep_proc *p)
 {
@@ -83,7 +96,7 @@ static void chart(FILE *out, struct mt_rep *r)
 	size_t idx[MAX_LINES], n, i, j, maxn = 0;
 	uint64_t step = mt_rep_align_series(r), top = 0;
 	double span, cw = WIDTH - LEFT - RIGHT;
-	char h[32];
+	char h[32], t[32];
 
 	n = chart_procs(r, idx);
 	for (i = 0; i < n; i++) {
@@ -113,20 +126,27 @@ static void chart(FILE *out, struct mt_rep *r)
 		double y = CHART_TOP + CHART_H - CHART_H * (double)i / 4;
 		double x = LEFT + cw * (double)i / 4;
 
-		mt_rep_human((uint64_t)((double)top * (double)i / 4), h,
-			     sizeof(h));
+		/* in integers: top * i / 4 as a double rounds up to 2^64
+		 * for a top near UINT64_MAX, which no uint64_t holds */
+		mt_rep_human(top / 4 * i + top % 4 * i / 4, h, sizeof(h));
 		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
 			LEFT, y, LEFT + cw, y);
 		fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
 			LEFT - 5, y + 4, h);
-		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.3f ms</text>\n",
-			x, CHART_TOP + CHART_H + 15, span * (double)i / 4 / 1e6);
+		mt_rep_human_time((uint64_t)(span * (double)i / 4), t,
+				  sizeof(t));
+		/* the last label ends at the edge rather than past it */
+		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s</text>\n",
+			x, CHART_TOP + CHART_H + 15, i < 4 ? "middle" : "end",
+			t);
 	}
 	for (i = 0; i < n; i++) {
 		const struct mt_rep_proc *p = &r->procs[idx[i]];
 
-		fprintf(out, "<g><title>pid %d: peak heap %" PRIu64 " B, peak mmap'd %" PRIu64 " B</title>\n",
-			(int)p->pid, p->peak, p->peak_mapped);
+		mt_rep_human(p->peak, h, sizeof(h));
+		mt_rep_human(p->peak_mapped, t, sizeof(t));
+		fprintf(out, "<g><title>pid %d: peak heap %s (%" PRIu64 " B), peak mmap'd %s (%" PRIu64 " B)</title>\n",
+			(int)p->pid, h, p->peak, t, p->peak_mapped);
 		polyline(out, &p->series, false, step, span, (double)top,
 			 palette[i]);
 		polyline(out, &p->series, true, step, span, (double)top,
@@ -172,8 +192,8 @@ static void flame_frame(void *ctx, const char *name, unsigned int depth,
 	size_t chars, len = strlen(name);
 	char shown[MT_REP_FRAME_LEN];
 
-	if (px < 0.3) {
-		return; /* invisible; its figures are in its parent's */
+	if (px < MIN_FRAME_PX) {
+		return;
 	}
 	fprintf(f->out, "<g class=\"f\"><title>");
 	mt_rep_xml_str(f->out, name);
@@ -198,25 +218,32 @@ static void flame_frame(void *ctx, const char *name, unsigned int depth,
 	fprintf(f->out, "</g>\n");
 }
 
+/* The graph is as tall as its deepest drawn frame: a deep stack of a few
+ * bytes, too narrow to draw, must not leave a tall empty space above. */
 static void count_frame(void *ctx, const char *name, unsigned int depth,
 			double x, double w, uint64_t weight, uint64_t total)
 {
-	(void)ctx, (void)name, (void)depth, (void)x, (void)w, (void)weight;
-	(void)total;
+	unsigned int *deepest = ctx;
+
+	(void)name, (void)x, (void)weight, (void)total;
+	if (w * (WIDTH - LEFT - RIGHT) >= MIN_FRAME_PX && depth >= *deepest) {
+		*deepest = depth + 1;
+	}
 }
 
 int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 	       bool inline_in_html)
 {
 	struct flame_ctx f = { .out = out, .html = inline_in_html };
-	int depth = mt_rep_flame(r, o, count_frame, NULL);
+	unsigned int depth = 0;
 	int height, flame_top = CHART_TOP + CHART_H + 100;
+	int err = mt_rep_flame(r, o, count_frame, &depth);
 
-	if (depth < 0) {
-		return depth;
+	if (err < 0) {
+		return err;
 	}
 	f.unit = o->weight == MT_REPORT_COUNT ? "allocations" : "bytes";
-	height = flame_top + (depth ? depth : 1) * ROW + 20;
+	height = flame_top + (int)(depth ? depth : 1) * ROW + 20;
 	if (!inline_in_html) {
 		fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	}
@@ -231,9 +258,11 @@ int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 		LEFT, flame_top - 15,
 		o->weight == MT_REPORT_COUNT ? "count" : "bytes");
 	if (depth) {
-		f.depth = (unsigned int)depth;
+		f.depth = depth;
 		f.top = flame_top;
+		fprintf(out, "<g id=\"flame\">\n");
 		mt_rep_flame(r, o, flame_frame, &f);
+		fprintf(out, "</g>\n");
 	} else {
 		fprintf(out, "<text x=\"%d\" y=\"%d\">(no allocation)</text>\n",
 			LEFT, flame_top + 12);

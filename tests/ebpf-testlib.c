@@ -266,6 +266,7 @@ static int decode_file(const char *file, struct ebpf_trace *t)
 	mt_plugin_entry_fn entry;
 	void *lib, *state = NULL;
 	char path[4096];
+	struct stat st;
 	int fd, err = -1;
 
 	snprintf(path, sizeof(path), "%s/encoder-msgpack-zstd.so",
@@ -285,6 +286,13 @@ static int decode_file(const char *file, struct ebpf_trace *t)
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		fprintf(stderr, "cannot open %s: %s\n", file, strerror(errno));
+		goto end;
+	}
+	if (fstat(fd, &st) == 0 && st.st_size == 0) {
+		/* memtrack killed (SIGKILL) before its first frame: no
+		 * events, and no recording for the decoder to read */
+		close(fd);
+		err = 0;
 		goto end;
 	}
 	err = enc->decode(state, fd, file, on_events, NULL, &c);
@@ -543,7 +551,9 @@ int ebpf_trace_check(const struct ebpf_trace *t)
 		}
 		{
 			const struct mt_event *e = &t->ev[at];
-			int want_old = x->kind == MT_EV_REALLOC && x->old_addr;
+			/* a Realloc always has old_addr, 0 for
+			 * realloc(NULL, n), as the reference writes it */
+			int want_old = x->kind == MT_EV_REALLOC;
 
 			if (e->kind != x->kind || e->addr != x->addr ||
 			    e->pid != x->pid || e->tid != x->tid ||

@@ -21,6 +21,19 @@ tests_fixtures_encoder_unresolved_la_SOURCES = tests/fixtures/plugin-fixtures.c
 tests_fixtures_encoder_unresolved_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_UNRESOLVED
 tests_fixtures_encoder_unresolved_la_LDFLAGS = $(FIXTURE_FLAGS)
 
+# Plugins that fail without saying why: the host names them (test-cli.sh).
+check_LTLIBRARIES += tests/fixtures/source-silent.la \
+	tests/fixtures/encoder-silent.la tests/fixtures/sink-silent.la
+tests_fixtures_source_silent_la_SOURCES = tests/fixtures/silent.c
+tests_fixtures_source_silent_la_CPPFLAGS = $(AM_CPPFLAGS) -DSILENT_SOURCE
+tests_fixtures_source_silent_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_silent_la_SOURCES = tests/fixtures/silent.c
+tests_fixtures_encoder_silent_la_CPPFLAGS = $(AM_CPPFLAGS) -DSILENT_ENCODER
+tests_fixtures_encoder_silent_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_sink_silent_la_SOURCES = tests/fixtures/silent.c
+tests_fixtures_sink_silent_la_CPPFLAGS = $(AM_CPPFLAGS) -DSILENT_SINK
+tests_fixtures_sink_silent_la_LDFLAGS = $(FIXTURE_FLAGS)
+
 if HAVE_CHECK
 check_PROGRAMS += tests/test-plugin-loader
 TESTS += tests/test-plugin-loader
@@ -38,3 +51,12 @@ if ENABLE_EBPF
 TESTS += tests/test-lifecycle.sh
 endif
 dist_noinst_SCRIPTS += tests/test-lifecycle.sh
+
+# Processes killed at any moment of their attach, SIGTERM to memtrack in
+# the middle: never an error of memtrack's (skips without root and BPF).
+check_PROGRAMS += tests/progs/spawn-kill
+tests_progs_spawn_kill_SOURCES = tests/progs/spawn-kill.c
+if ENABLE_EBPF
+TESTS += tests/test-stress.sh
+endif
+dist_noinst_SCRIPTS += tests/test-stress.sh

@@ -22,6 +22,7 @@ include tests/report.mk
 include tests/stacks.mk
 include tests/inproc-stacks.mk
 include tests/preload.mk
+include tests/sanitize.mk
 
 # Reference vectors of the CodSpeed memtrack format, copied verbatim from the
 # reference implementation's output (see their README).

@@ -5,6 +5,23 @@ dist_noinst_SCRIPTS += tests/test-report.sh
 EXTRA_DIST += $(srcdir)/tests/fixtures/report-a.jsonl \
 	$(srcdir)/tests/fixtures/report-b.jsonl
 
+# tests/test-report-html.sh: the html page in a real browser (chromium,
+# headless: no script error, zoom, search) and the svg's height, on a
+# preload recording of tests/progs/flame-shape
+check_PROGRAMS += tests/progs/flame-shape
+tests_progs_flame_shape_SOURCES = tests/progs/flame-shape.c
+tests_progs_flame_shape_CFLAGS = $(WARN_CFLAGS) -O2 -fno-builtin
+TESTS += tests/test-report-html.sh
+dist_noinst_SCRIPTS += tests/test-report-html.sh
+
+# the metadata parsers of the report on hand-made payloads (fuzz regressions)
+check_PROGRAMS += tests/test-symbolize
+TESTS += tests/test-symbolize
+tests_test_symbolize_SOURCES = tests/test-symbolize.c
+tests_test_symbolize_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/report
+tests_test_symbolize_CFLAGS = $(TEST_CFLAGS)
+tests_test_symbolize_LDADD = report/libmtreport.la $(TEST_LIBS)
+
 # 'memtrack report' on crafted, hostile recordings (tests/mkrec.py).
 TESTS += tests/test-report-hostile.sh
 dist_noinst_SCRIPTS += tests/test-report-hostile.sh

@@ -21,6 +21,56 @@ grep -q "memtrack dump FILE" "$T/out" && ok "help text" || fail "help text"
 expect_exit 0 "--version" -- "$MT" --version
 grep -q "plugin ABI 1\." "$T/out" && ok "version text" || fail "version text"
 
+# Source options: a usage error stops (exit 2, one line), whatever the
+# source; options a source does not take are named, not glued to its args.
+G="$D/golden.mt"
+expect_exit 2 "--ring-size with a comma" -- "$MT" --ring-size 1,x -- true
+stderr_is "--ring-size with a comma message" "\-\-ring-size '1,x': want one value"
+expect_exit 2 "empty --high-watermark" -- "$MT" --high-watermark "" -- true
+stderr_is "empty --high-watermark message" "\-\-high-watermark '': want one value"
+expect_exit 2 "--ring-size with replay" -- "$MT" --source "replay:$G" \
+	--ring-size 4096 --sink "file:$T/x.mt"
+stderr_is "--ring-size with replay message" \
+	"\-\-ring-size does not apply to source 'replay'"
+expect_exit 2 "--stacks with replay" -- "$MT" --source "replay:$G" --stacks \
+	--sink "file:$T/x.mt"
+stderr_is "--stacks with replay message" "\-\-stacks does not apply to source 'replay'"
+set --
+for i in $(seq 40); do set -- "$@" --ring-size 1048576; done
+expect_exit 2 "forty --ring-size with replay" -- "$MT" --source "replay:$G" "$@" \
+	--sink "file:$T/x.mt"
+stderr_is "forty --ring-size: one line" "\-\-ring-size does not apply"
+# the last one wins, however many: preload runs with its ring of 64k
+expect_exit 0 "forty --ring-size with preload" -- "$MT" --source preload \
+	"$@" --ring-size 64k --stats --sink "file:$T/x.mt" -- true
+grep -q "ring 65536 bytes" "$T/err" && ok "the last --ring-size wins" \
+	|| { fail "the last --ring-size wins"; cat "$T/err"; }
+set --
+expect_exit 2 "--source without a value" -- "$MT" --source
+stderr_is "--source without a value message" "option '\-\-source' needs a value"
+if [ -e "$MT_BUILDDIR/plugins/.libs/source-ebpf.so" ]; then
+	expect_exit 1 "low watermark above high" -- "$MT" --low-watermark 0.8 \
+		--high-watermark 0.5 -- true
+	stderr_is "low above high names both" \
+		"low-watermark=0.8 (13421772 bytes) must be below high-watermark=0.5 (8388608 bytes)"
+fi
+for sub in dump report plugins; do
+	expect_exit 0 "$sub --help" -- "$MT" "$sub" --help
+	grep -q "^Usage: memtrack $sub" "$T/out" && [ ! -s "$T/err" ] \
+		&& ok "$sub --help prints its usage" || { fail "$sub --help"; cat "$T/out" "$T/err"; }
+done
+expect_exit 2 "dump with an unknown option" -- "$MT" dump --bogus
+stderr_is "dump unknown option message" "dump: unknown option '\-\-bogus'"
+cp "$G" "$T/-g.mt"
+expect_exit 0 "dump -- FILE" -- sh -c "cd \"$T\" && \"$MT\" dump -- -g.mt"
+[ "$(wc -l <"$T/out")" -eq 126 ] && ok "dump -- FILE reads it" || fail "dump -- FILE"
+# A source of ABI 1.0 declares no options: it gets them as args, as before.
+FIX="$MT_BUILDDIR/tests/fixtures/.libs"
+expect_exit 1 "options handed to an ABI 1.0 source" -- env \
+	MEMTRACK_PLUGIN_PATH="$FIX:$MEMTRACK_PLUGIN_PATH" "$MT" --source abi10 \
+	--ring-size 4096 --stacks --sink "file:$T/x.mt"
+stderr_is "ABI 1.0 source got them" "abi10: no args taken, got 'ring-size=4096,stacks'"
+
 expect_exit 1 "missing plugin" -- "$MT" --source nosuch -- true
 stderr_is "missing plugin message" "no source plugin 'nosuch'"
 expect_exit 1 "missing replay file" -- "$MT" --source "replay:$T/none.mt"
@@ -118,6 +168,111 @@ cmp -s "$T/same.mt" "$D/golden.mt" && ok "own input left whole" ||
 	fail "own input was changed"
 expect_exit 0 "replay into another file still works" -- "$MT" \
 	--source "replay:$T/same.mt" --sink "file:$T/other.mt"
+
+# JSON lines are read as JSON: what does not fit is refused with the line
+# and the key, and a refused line writes nothing.
+good='{"pid":7,"tid":7,"timestamp":1,"addr":4096,"type":"Malloc","size":100}'
+json_refused() { # NAME LINE MESSAGE
+	printf '%s\n\n%s\n' "$good" "$2" >"$T/j.jsonl"
+	expect_exit 1 "json: $1" -- "$MT" --source "replay:$T/j.jsonl" \
+		--sink "file:$T/j.mt"
+	stderr_is "json: $1: message" "j.jsonl:3: $3"
+}
+json_refused "pid above 32 bits" \
+	'{"pid":4294967297,"tid":7,"timestamp":2,"addr":1,"type":"Free"}' \
+	'key "pid": 4294967297 is out of range (-2147483648 to 2147483647)'
+json_refused "negative size" \
+	'{"pid":7,"tid":7,"timestamp":2,"addr":1,"type":"Malloc","size":-5}' \
+	'key "size": -5 is negative'
+json_refused "pid as a string" \
+	'{"pid":"7","tid":7,"timestamp":2,"addr":1,"type":"Free"}' \
+	'key "pid": want an integer, got a string'
+json_refused "fractional size" \
+	'{"pid":7,"tid":7,"timestamp":2,"addr":1,"type":"Malloc","size":8.5}' \
+	'key "size": want an integer, got 8.5'
+json_refused "trailing garbage" \
+	'{"pid":7,"tid":7,"timestamp":2,"addr":1,"type":"Free"} x' \
+	'not JSON: text after the object at column 56'
+json_refused "key given twice" \
+	'{"pid":7,"pid":8,"tid":7,"timestamp":2,"addr":1,"type":"Free"}' \
+	'key "pid" given twice'
+json_refused "missing key" \
+	'{"pid":7,"timestamp":2,"addr":1,"type":"Free"}' 'no "tid"'
+json_refused "unterminated string" \
+	'{"pid":7,"tid":7,"timestamp":2,"addr":1,"type":"Free' \
+	'not JSON: unterminated string at column 53'
+json_refused "unknown type" \
+	'{"pid":7,"tid":7,"timestamp":2,"addr":1,"type":"Bogus"}' \
+	'unknown type "Bogus"'
+# nothing of the refused line reaches the file (it was a zero-filled Malloc)
+"$MT" dump "$T/j.mt" >"$T/j.json" 2>&1
+[ ! -s "$T/j.mt" ] || { [ "$(wc -l <"$T/j.json")" -le 1 ] && ! grep -q '"addr":0' "$T/j.json"; } \
+	&& ok "json: a refused line writes nothing" \
+	|| { fail "json: a refused line writes nothing"; cat "$T/j.json"; }
+# valid JSON with escapes, unknown keys of any shape, the full 64-bit range
+printf '%s\n' \
+	'{"pid":7,"note":"a \"quoted\" w\u00f6rd \ud83d\ude00","tid":7,"timestamp":18446744073709551615,"addr":4096,"type":"Mal\u006coc","size":18446744073709551615,"x":[1,{"y":null},-2.5e3,true]}' \
+	'  {"pid":-1,"tid":2147483647,"timestamp":3,"addr":4096,"type":"Realloc","old_addr":0,"size":9}  ' \
+	>"$T/ok.jsonl"
+expect_exit 0 "json: escapes and extension keys" -- "$MT" --source "replay:$T/ok.jsonl" \
+	--sink "file:$T/ok.mt"
+"$MT" dump "$T/ok.mt" >"$T/ok.json"
+printf '%s\n' \
+	'{"pid":7,"tid":7,"timestamp":18446744073709551615,"addr":4096,"type":"Malloc","size":18446744073709551615}' \
+	'{"pid":-1,"tid":2147483647,"timestamp":3,"addr":4096,"type":"Realloc","old_addr":0,"size":9}' \
+	>"$T/ok.want"
+cmp -s "$T/ok.json" "$T/ok.want" && ok "json: read as written" \
+	|| { fail "json: read as written"; diff "$T/ok.json" "$T/ok.want"; }
+
+# An empty file is not a recording: one line naming it, exit 1, everywhere.
+: >"$T/empty.mt"
+expect_exit 1 "dump of an empty file" -- "$MT" dump "$T/empty.mt"
+stderr_is "dump of an empty file message" "$T/empty.mt: empty file, not a recording"
+expect_exit 1 "report of an empty file" -- "$MT" report "$T/empty.mt"
+stderr_is "report of an empty file message" "$T/empty.mt: empty file, not a recording"
+expect_exit 1 "diff with an empty file" -- "$MT" report --diff "$G" "$T/empty.mt"
+stderr_is "diff with an empty file message" "$T/empty.mt: empty file, not a recording"
+expect_exit 1 "replay of an empty file" -- "$MT" --source "replay:$T/empty.mt" \
+	--sink "file:$T/x.mt"
+stderr_is "replay of an empty file message" "$T/empty.mt: empty file, not a recording"
+expect_exit 1 "dump of empty stdin" -- sh -c "\"$MT\" dump - </dev/null"
+stderr_is "dump of empty stdin message" "empty file, not a recording"
+
+# Output that cannot be written is said, with the reason.
+expect_exit 1 "report to /dev/full" -- sh -c "\"$MT\" report \"$G\" >/dev/full"
+stderr_is "report to /dev/full message" "writing to standard output: No space left on device"
+expect_exit 1 "report --diff to /dev/full" -- sh -c \
+	"\"$MT\" report --diff \"$G\" \"$G\" >/dev/full"
+stderr_is "report --diff to /dev/full message" "No space left on device"
+
+# A plugin that fails without saying why is named by the host, with the call.
+silent() { # WHAT CALL -- memtrack args...
+	s_what=$1 s_call=$2
+	shift 3
+	expect_exit 1 "silent $s_what" -- env \
+		MEMTRACK_PLUGIN_PATH="$FIX:$MEMTRACK_PLUGIN_PATH" "$MT" "$@"
+	stderr_is "silent $s_what is named" \
+		"$s_call() failed without saying why: Input/output error"
+}
+silent "source create" "source plugin 'silent': create" -- \
+	--source silent:create --sink "file:$T/s.mt"
+silent "source start" "source plugin 'silent': start" -- \
+	--source silent:start --sink "file:$T/s.mt"
+silent "source read" "source plugin 'silent': read" -- \
+	--source silent:read --sink "file:$T/s.mt"
+silent "encoder create" "encoder plugin 'silent': create" -- \
+	--source silent --encoder silent:create --sink "file:$T/s.mt"
+silent "encoder encode" "encoder plugin 'silent': encode" -- \
+	--source silent --encoder silent:encode --sink "file:$T/s.mt"
+silent "sink open" "sink plugin 'silent': open" -- \
+	--source "replay:$G" --sink silent:create
+silent "sink write" "sink plugin 'silent': write" -- \
+	--source "replay:$G" --sink silent:write
+silent "sink close" "sink plugin 'silent': close" -- \
+	--source "replay:$G" --sink silent:close
+expect_exit 0 "silent plugins that do not fail" -- env \
+	MEMTRACK_PLUGIN_PATH="$FIX:$MEMTRACK_PLUGIN_PATH" "$MT" --source silent \
+	--encoder silent --sink silent
 
 # report: figures of a small known trace.
 cat >"$T/known.jsonl" <<'JSON'

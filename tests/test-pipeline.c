@@ -70,11 +70,11 @@ static void test_log(const struct mt_host *host, enum mt_log_level level,
 {
 	va_list ap;
 
+	/* the host's own log: it counts the errors, and a plugin failure
+	 * nothing explained is named by the pipeline only then */
+	(void)host;
 	va_start(ap, fmt);
-	fprintf(stderr, "memtrack: %s%s: ",
-		level == MT_LOG_ERROR ? "error: " : "", plugin);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	mt_vlog_plugin(level, plugin, fmt, ap);
 	va_end(ap);
 }
 
@@ -641,7 +641,7 @@ START_TEST(test_short_trace)
 	char trace[256];
 	uint64_t frames;
 	unsigned int delay_us = 100000;
-	int before, rc;
+	int before, threads, rc;
 
 	before = count_threads();
 	ck_assert_int_gt(before, 0);
@@ -679,8 +679,12 @@ START_TEST(test_short_trace)
 	cfg.hook_ctx = &delay_us;
 	ck_assert_int_eq(mt_pipeline_create(&cfg, &p), 0);
 	ck_assert_uint_eq(emit_range(p, 0, 100000, &rc, NULL), 100000);
-	/* the two workers; no frame was ready yet, so no writer */
-	ck_assert_int_eq(count_threads(), before + 2);
+	/* the two workers; and the writer when a frame was ready before the
+	 * last event was handed over: not on a quick machine (100 ms per
+	 * batch), but under ThreadSanitizer on a loaded one, yes */
+	threads = count_threads();
+	ck_assert_int_ge(threads, before + 2);
+	ck_assert_int_le(threads, before + 3);
 	ck_assert_int_eq(mt_pipeline_finish(p), 0);
 	ck_assert_uint_eq(check_output(&sink, trace, sizeof(trace), &frames),
 			  100000);

@@ -48,9 +48,15 @@ START_TEST(test_source_1_1_has_command_env)
 	snprintf(path, sizeof(path), "%s/plugins/.libs/source-preload.so",
 		 builddir());
 	ck_assert_msg(mt_plugin_open(path, &p, &why) == 0, "%s", why);
-	ck_assert_uint_eq(p->desc->abi_minor, 1);
+	ck_assert_uint_ge(p->desc->abi_minor, 1);
 	ck_assert_ptr_nonnull(p->ops.source.command_env);
 	ck_assert(p->ops.source.flags & MT_SOURCE_NEEDS_COMMAND);
+	/* 1.2: the host options it takes; no watermarks (its producers
+	 * wait in place) */
+	ck_assert_uint_ge(p->desc->abi_minor, 2);
+	ck_assert(p->ops.source.flags & MT_SOURCE_TAKES_RING_SIZE);
+	ck_assert(p->ops.source.flags & MT_SOURCE_TAKES_STACKS);
+	ck_assert(!(p->ops.source.flags & MT_SOURCE_TAKES_WATERMARKS));
 	mt_plugin_close(p);
 }
 END_TEST

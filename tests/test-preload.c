@@ -433,7 +433,10 @@ START_TEST(test_bad_options)
 {
 	ck_assert(ebpf_memtrack_refuses("--source preload:bogus=1",
 					"unknown option 'bogus=1'"));
+	/* the host knows it takes none (ABI 1.2 flags): a usage error */
 	ck_assert(ebpf_memtrack_refuses("--source preload --high-watermark 50%",
+					"--high-watermark does not apply to source 'preload'"));
+	ck_assert(ebpf_memtrack_refuses("--source preload:high-watermark=50%",
 					"no watermarks"));
 	ck_assert(ebpf_memtrack_refuses("--source preload:stack-depth=0",
 					"from 1 to 127"));

@@ -401,7 +401,10 @@ static void kill_while_stopped(int sig)
 	fprintf(stderr, "%s: none stopped; %d of %d processes still running\n",
 		strsignal(sig), alive, n);
 	if (sig == SIGTERM) {
-		/* memtrack went on until the tree was done: nothing lost */
+		/* memtrack went on until the tree was done: nothing lost,
+		 * nothing to say, the command's status */
+		ck_assert_msg(t.status == 143 && !t.err[0],
+			      "memtrack exited %d: %s", t.status, t.err);
 		check_storm(&t, 4, 2, 5000);
 	}
 	for (i = 0; i < n; i++) {

@@ -226,6 +226,13 @@ root = ET.parse(sys.argv[1]).getroot()
 for l in root.iter("{http://www.w3.org/2000/svg}polyline"):
     assert len(l.get("points").split()) <= 1024' "$T/out"
 
+# --- a heap near 2^64 (found by fuzz-report): the chart's top label ------
+printf '{"pid":1,"tid":1,"timestamp":1,"addr":4096,"type":"Malloc","size":18446744073709551615}\n' \
+	>"$T/huge.jsonl"
+"$MT" --source "replay:$T/huge.jsonl" --sink "file:$T/huge.mt"
+expect_exit 0 "huge heap svg" -- "$MT" report --format svg "$T/huge.mt"
+has "$T/out" "huge heap: top label" ">16384\.0 PiB</text>"
+
 # --- damaged files ----------------------------------------------------------------
 # a4.mt holds 5 frames; cut inside the last: the first 16 events remain
 # (before memtrack's trailing summary frame, a zstd skippable frame)

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define MT_ABI_MAJOR 1
-#define MT_ABI_MINOR 1
+#define MT_ABI_MINOR 2
 
 #define MT_PLUGIN_ENTRY_SYMBOL "memtrack_plugin_v1"
 
@@ -147,6 +147,20 @@ struct mt_target {
 /* Source descriptor flags */
 #define MT_SOURCE_NEEDS_COMMAND (1u << 0) /* "-- CMD" is required */
 #define MT_SOURCE_NO_COMMAND (1u << 1)    /* "-- CMD" is refused */
+/*
+ * Since 1.2: the host options a source takes. The host appends each one
+ * given to the args of --source NAME:ARGS, as an arg of the same name
+ * (",ring-size=16M", ",stacks"); to a source of 1.2 or newer without the
+ * flag it is a usage error ("--ring-size does not apply to source 'x'").
+ * A source of an older ABI gets them all and refuses what it does not
+ * know.
+ */
+#define MT_SOURCE_TAKES_RING_SIZE (1u << 2)  /* --ring-size: ring-size=BYTES */
+#define MT_SOURCE_TAKES_WATERMARKS (1u << 3) /* --high-watermark,
+					      * --low-watermark: the same
+					      * names =X */
+#define MT_SOURCE_TAKES_STACKS (1u << 4)     /* --stacks, --stack-depth:
+					      * stacks, stack-depth=N */
 
 /* Counters a source keeps, read by the host between reads (--stats). */
 struct mt_source_stats {

@@ -167,10 +167,15 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 		if (err) {
 			goto end;
 		}
-		if (st->low_wm >= st->high_wm) {
+		if (st->low_wm >= st->high_wm && high) {
 			ebpf_log(st, MT_LOG_ERROR,
-				 "option low-watermark=%s (%zu bytes) must be below %s= (%zu bytes)",
-				 low, st->low_wm, high_name, st->high_wm);
+				 "option low-watermark=%s (%zu bytes) must be below %s=%s (%zu bytes)",
+				 low, st->low_wm, high_name, high, st->high_wm);
+			err = -EINVAL;
+		} else if (st->low_wm >= st->high_wm) {
+			ebpf_log(st, MT_LOG_ERROR,
+				 "option low-watermark=%s (%zu bytes) must be below the high watermark (%zu bytes, the default 3/4 of the ring)",
+				 low, st->low_wm, st->high_wm);
 			err = -EINVAL;
 		}
 	} else if (st->low_wm >= st->high_wm) {

@@ -72,15 +72,17 @@ static struct alloc_sym syms[] = {
 	JE_API("je_"),
 	JE_API("_rjem_"),
 
-	/* C++ operators (libstdc++ and libc++ share the Itanium mangling) */
+	/* C++ operators (libstdc++ and libc++ share the Itanium mangling).
+	 * Aligned new is a Malloc, as the reference (the CodSpeed runner's
+	 * memtrack) writes it: the same program gives the same file. */
 	N("_Znwm", MALLOC),
 	N("_Znam", MALLOC),
 	N("_ZnwmRKSt9nothrow_t", MALLOC),
 	N("_ZnamRKSt9nothrow_t", MALLOC),
-	N("_ZnwmSt11align_val_t", ALIGNED_ALLOC),
-	N("_ZnamSt11align_val_t", ALIGNED_ALLOC),
-	N("_ZnwmSt11align_val_tRKSt9nothrow_t", ALIGNED_ALLOC),
-	N("_ZnamSt11align_val_tRKSt9nothrow_t", ALIGNED_ALLOC),
+	N("_ZnwmSt11align_val_t", MALLOC),
+	N("_ZnamSt11align_val_t", MALLOC),
+	N("_ZnwmSt11align_val_tRKSt9nothrow_t", MALLOC),
+	N("_ZnamSt11align_val_tRKSt9nothrow_t", MALLOC),
 	F("_ZdlPv"),
 	F("_ZdaPv"),
 	F("_ZdlPvm"),
@@ -268,9 +270,12 @@ static int attach_one(struct ebpf_state *st, struct bpf_program *prog,
 					       opts);
 	if (!link) {
 		err = -errno;
-		ebpf_log(st, MT_LOG_WARN, "cannot attach %s %s in %s: %s",
-			 opts->retprobe ? "uretprobe" : "uprobe", p->name,
-			 shown, strerror(-err));
+		if (err != -ESRCH && err != -ENOENT) {
+			ebpf_log(st, MT_LOG_WARN,
+				 "cannot attach %s %s in %s: %s",
+				 opts->retprobe ? "uretprobe" : "uprobe",
+				 p->name, shown, strerror(-err));
+		}
 		return err;
 	}
 	if (link_add(st, link)) {
@@ -357,8 +362,12 @@ static int elf_probes(struct ebpf_state *st, const char *path,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		ebpf_log(st, MT_LOG_WARN, "cannot open %s (%s): %s", shown,
-			 path, strerror(errno));
+		/* ESRCH, ENOENT: the process exited or unmapped the file
+		 * since its maps were read; nothing of it to probe */
+		if (err != -ESRCH && err != -ENOENT) {
+			ebpf_log(st, MT_LOG_WARN, "cannot open %s (%s): %s",
+				 shown, path, strerror(errno));
+		}
 		return err;
 	}
 	pl.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -415,16 +424,24 @@ static int attach_file(struct ebpf_state *st, const char *path,
 		       const char *shown)
 {
 	struct probe *probes = NULL;
-	size_t n = 0, i;
+	size_t n = 0, i, nlinks = st->nlinks;
 	int err, ret;
 
 	err = elf_probes(st, path, shown, &probes, &n);
 	if (err) {
-		return err;
+		/* only running out of memory stops the attach, and a process
+		 * gone meanwhile ends it (the caller tells them apart); any
+		 * other file that cannot be read has no probes */
+		return err == -ENOMEM || err == -ESRCH || err == -ENOENT ? err
+									 : 0;
 	}
 	/* aliases (free/cfree, memalign/aligned_alloc, a symbol in both
-	 * tables) share an address: one probe each, or events double */
-	qsort(probes, n, sizeof(*probes), probe_cmp);
+	 * tables) share an address: one probe each, or events double.
+	 * A file without allocator symbols has none: probes is NULL, which
+	 * qsort() must not get, even for 0 elements (UBSan) */
+	if (n) {
+		qsort(probes, n, sizeof(*probes), probe_cmp);
+	}
 	for (i = 0; i < n; i++) {
 		if (i && probes[i].offset == probes[i - 1].offset) {
 			continue;
@@ -433,6 +450,16 @@ static int attach_file(struct ebpf_state *st, const char *path,
 		if (ret > 0) {
 			err = -ENOMEM;
 			break;
+		}
+		if (ret == -ESRCH || ret == -ENOENT) {
+			/* the process or its mapping went away while we
+			 * attached: undo this file's probes, so that the next
+			 * process mapping it attaches them all, once */
+			while (st->nlinks > nlinks) {
+				bpf_link__destroy(st->links[--st->nlinks]);
+			}
+			free(probes);
+			return ret;
 		}
 		if (ret < 0) {
 			err = ret;
@@ -474,6 +501,7 @@ int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 			uint64_t ino)
 {
 	char path[64], line[4096];
+	size_t lines = 0;
 	FILE *maps;
 	int err = 0;
 
@@ -481,12 +509,13 @@ int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 	maps = fopen(path, "re");
 	if (!maps) {
 		/* it exited meanwhile: nothing to do */
-		goto end;
+		return 0;
 	}
 	while (fgets(line, sizeof(line), maps)) {
 		struct ebpf_map_line ml;
 		char file[64];
 
+		lines++;
 		if (ebpf_parse_exec_map(line, &ml) ||
 		    ebpf_file_known(st, ml.dev, ml.inode)) {
 			continue;
@@ -495,6 +524,12 @@ int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%lx-%lx",
 			 (int)pid, ml.start, ml.end);
 		err = attach_file(st, file, line + ml.name_at);
+		if (err == -ENOENT) {
+			/* unmapped since the maps were read: not probed, so
+			 * not known; the next process mapping it stops */
+			err = 0;
+			continue;
+		}
 		if (err) {
 			break;
 		}
@@ -504,7 +539,15 @@ int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 		}
 	}
 	fclose(maps);
-end:
+	if (!lines && !err) {
+		err = -ESRCH; /* a zombie's maps are empty */
+	}
+	if (err == -ESRCH) {
+		/* killed or exited while held (a forwarded SIGTERM ends a
+		 * stopped process too): not an error of memtrack's, and what
+		 * it had mapped stays unknown for the next process */
+		return 0;
+	}
 	if (!err && (dev || ino) && !ebpf_file_known(st, dev, ino)) {
 		err = file_add(st, dev, ino);
 	}

@@ -492,8 +492,9 @@ int BPF_KRETPROBE(alloc_exit, u64 ret)
 		st->f_addr = 0;
 	}
 	if (kind == MT_EV_REALLOC) {
-		emit(id, kind, addr, size, old, old ? MT_EVF_OLD_ADDR : 0,
-		     st->a_stack);
+		/* old_addr even when 0: realloc(NULL, n) is a Realloc from
+		 * NULL in the reference's files, and so in ours */
+		emit(id, kind, addr, size, old, MT_EVF_OLD_ADDR, st->a_stack);
 	} else {
 		emit(id, kind, addr, size, 0, 0, st->a_stack);
 	}

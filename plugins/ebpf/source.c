@@ -438,7 +438,8 @@ static void ebpf_destroy(void *state)
 
 static const struct mt_source_ops ebpf_ops = {
 	MT_OPS_HEADER(mt_source_ops),
-	.flags = MT_SOURCE_NEEDS_COMMAND,
+	.flags = MT_SOURCE_NEEDS_COMMAND | MT_SOURCE_TAKES_RING_SIZE |
+		 MT_SOURCE_TAKES_WATERMARKS | MT_SOURCE_TAKES_STACKS,
 	.create = ebpf_create,
 	.start = ebpf_start,
 	.poll_fd = ebpf_poll_fd,

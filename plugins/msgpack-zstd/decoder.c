@@ -407,6 +407,13 @@ static int decode_stream(struct dec *d)
 		if (ret < 0) {
 			return ret;
 		}
+		if (d->in_pos == d->in_len && !d->frame_no) {
+			/* nothing memtrack or the reference writes: even a
+			 * recording without events has a frame */
+			mz_log(d->st, MT_LOG_ERROR,
+			       "%s: empty file, not a recording", d->name);
+			return -ENODATA;
+		}
 		if (d->in_pos == d->in_len) {
 			/* clean end, unless a record is still open */
 			ret = flush_events(d);

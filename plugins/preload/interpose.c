@@ -657,7 +657,9 @@ static void record(unsigned int kind, unsigned int shape, uint64_t ret,
 		return; /* failed */
 	}
 	if (kind == MT_EV_REALLOC) {
-		emit(kind, addr, size, old, old ? MT_EVF_OLD_ADDR : 0, stack);
+		/* old_addr even when 0, as the eBPF source (and the
+		 * reference) write realloc(NULL, n) */
+		emit(kind, addr, size, old, MT_EVF_OLD_ADDR, stack);
 	} else {
 		emit(kind, addr, size, 0, 0, stack);
 	}

@@ -600,7 +600,8 @@ static void preload_destroy(void *state)
 
 static const struct mt_source_ops preload_ops = {
 	MT_OPS_HEADER(mt_source_ops),
-	.flags = MT_SOURCE_NEEDS_COMMAND,
+	.flags = MT_SOURCE_NEEDS_COMMAND | MT_SOURCE_TAKES_RING_SIZE |
+		 MT_SOURCE_TAKES_STACKS,
 	.create = preload_create,
 	.start = preload_start,
 	.poll_fd = preload_poll_fd,

@@ -4,8 +4,9 @@
  *
  * FILE is either a memtrack artifact (read through the host's decoder of
  * the default encoder) or JSON lines with the fields of the format
- * ({"pid":1,"tid":1,"timestamp":5,"addr":4096,"type":"Malloc","size":8}),
- * told apart by the first non-blank byte. "-" reads standard input.
+ * ({"pid":1,"tid":1,"timestamp":5,"addr":4096,"type":"Malloc","size":8},
+ * read strictly by json-event.c), told apart by the first non-blank byte.
+ * "-" reads standard input.
  *
  * An artifact is decoded in the first read() call: the decoder pushes
  * events as it goes, so the chunk limit does not apply to it. Replay has no
@@ -23,6 +24,8 @@
 #include <unistd.h>
 
 #include <memtrack/plugin.h>
+
+#include "json-event.h"
 
 #define PLUGIN "replay"
 
@@ -96,136 +99,6 @@ static int emit_events(void *ctx, const struct mt_event *events, size_t n)
 	return 0;
 }
 
-/* Parse an unsigned or signed decimal integer value at *p. */
-static bool parse_int(const char **p, long long *sv, unsigned long long *uv)
-{
-	char *end;
-
-	errno = 0;
-	if (**p == '-') {
-		*sv = strtoll(*p, &end, 10);
-		*uv = (unsigned long long)*sv;
-	} else {
-		*uv = strtoull(*p, &end, 10);
-		*sv = (long long)*uv;
-	}
-	if (end == *p || errno) {
-		return false;
-	}
-	*p = end;
-	return true;
-}
-
-static int kind_from_name(const char *s, size_t len)
-{
-	unsigned int k;
-
-	for (k = 0; k < MT_EV_KIND_COUNT; k++) {
-		const char *name = mt_event_kind_name(k);
-
-		if (strlen(name) == len && memcmp(name, s, len) == 0) {
-			return (int)k;
-		}
-	}
-	return -1;
-}
-
-/* One flat JSON object of integers and strings. Unknown keys are skipped. */
-static int parse_line(struct replay *r, const char *p, struct mt_event *ev)
-{
-	bool have_type = false;
-
-	memset(ev, 0, sizeof(*ev));
-	while (isspace((unsigned char)*p)) {
-		p++;
-	}
-	if (*p++ != '{') {
-		return -EBADMSG;
-	}
-	for (;;) {
-		const char *key, *kend;
-		unsigned long long uv;
-		long long sv;
-
-		while (isspace((unsigned char)*p) || *p == ',') {
-			p++;
-		}
-		if (*p == '}') {
-			break;
-		}
-		if (*p++ != '"') {
-			return -EBADMSG;
-		}
-		key = p;
-		kend = strchr(p, '"');
-		if (!kend) {
-			return -EBADMSG;
-		}
-		p = kend + 1;
-		while (isspace((unsigned char)*p)) {
-			p++;
-		}
-		if (*p++ != ':') {
-			return -EBADMSG;
-		}
-		while (isspace((unsigned char)*p)) {
-			p++;
-		}
-#define KEY(s) ((size_t)(kend - key) == strlen(s) && !memcmp(key, s, strlen(s)))
-		if (*p == '"') {
-			const char *v = p + 1, *vend = strchr(v, '"');
-
-			if (!vend) {
-				return -EBADMSG;
-			}
-			if (KEY("type")) {
-				int k = kind_from_name(v, (size_t)(vend - v));
-
-				if (k < 0) {
-					r->host->log(r->host, MT_LOG_ERROR,
-						     PLUGIN,
-						     "%s:%lu: unknown type \"%.*s\"",
-						     r->path, r->lineno,
-						     (int)(vend - v), v);
-					return -EINVAL;
-				}
-				ev->kind = (uint8_t)k;
-				have_type = true;
-			}
-			p = vend + 1;
-			continue;
-		}
-		if (!parse_int(&p, &sv, &uv)) {
-			return -EBADMSG;
-		}
-		if (KEY("pid")) {
-			ev->pid = (int32_t)sv;
-		} else if (KEY("tid")) {
-			ev->tid = (int32_t)sv;
-		} else if (KEY("timestamp")) {
-			ev->timestamp = uv;
-		} else if (KEY("addr")) {
-			ev->addr = uv;
-		} else if (KEY("size")) {
-			ev->size = uv;
-		} else if (KEY("old_addr")) {
-			ev->old_addr = uv;
-			ev->flags |= MT_EVF_OLD_ADDR;
-		} else if (KEY("stack")) {
-			ev->stack_id = (uint32_t)uv;
-			ev->flags |= MT_EVF_STACK;
-		}
-#undef KEY
-	}
-	if (!have_type) {
-		r->host->log(r->host, MT_LOG_ERROR, PLUGIN,
-			     "%s:%lu: event has no \"type\"", r->path,
-			     r->lineno);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int read_json(struct replay *r, struct mt_emitter *em, size_t max,
 		     uint32_t *flags)
 {
@@ -233,7 +106,8 @@ static int read_json(struct replay *r, struct mt_emitter *em, size_t max,
 
 	while (n < max) {
 		ssize_t len = getline(&r->line, &r->line_cap, r->json);
-		struct mt_event *ev;
+		struct mt_event *ev, parsed;
+		char why[160];
 		int err;
 
 		if (len < 0) {
@@ -250,19 +124,23 @@ static int read_json(struct replay *r, struct mt_emitter *em, size_t max,
 		if (strspn(r->line, " \t\r\n") == (size_t)len) {
 			continue;
 		}
+		/* the line's end is not part of its JSON */
+		if (r->line[len - 1] == '\n') {
+			len--;
+		}
+		/* the whole line first: a refused line writes nothing */
+		err = mt_json_event_parse(r->line, (size_t)len, &parsed, why,
+					  sizeof(why));
+		if (err < 0) {
+			r->host->log(r->host, MT_LOG_ERROR, PLUGIN,
+				     "%s:%lu: %s", r->path, r->lineno, why);
+			return err;
+		}
 		ev = mt_emit(em);
 		if (!ev) {
 			return -EPIPE;
 		}
-		err = parse_line(r, r->line, ev);
-		if (err == -EBADMSG) {
-			r->host->log(r->host, MT_LOG_ERROR, PLUGIN,
-				     "%s:%lu: not a JSON event object",
-				     r->path, r->lineno);
-		}
-		if (err < 0) {
-			return err;
-		}
+		*ev = parsed;
 		n++;
 	}
 	return (int)n;
@@ -300,9 +178,13 @@ static int replay_read(void *state, struct mt_emitter *em, size_t max,
 		return 0;
 	}
 	n = sniff(r, &first);
-	if (n <= 0) {
-		*flags |= MT_SOURCE_EOF;
+	if (n < 0) {
 		return n;
+	}
+	if (n == 0) {
+		r->host->log(r->host, MT_LOG_ERROR, PLUGIN,
+			     "%s: empty file, not a recording", r->path);
+		return -ENODATA;
 	}
 	if (first == '{') {
 		r->json = fdopen(r->fd, "r");

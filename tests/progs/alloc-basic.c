@@ -25,6 +25,7 @@ int main(void)
 	free(p);
 	report("Free", p, 0, NULL);
 
+	/* a Realloc with old_addr 0, as the reference writes it */
 	p = realloc(NULL, 10003);
 	report("Realloc", p, 10003, NULL);
 	q = realloc(p, 10004);
