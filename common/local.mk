@@ -7,6 +7,7 @@ common_libmtcommon_la_SOURCES = \
 	common/elf-build-id.c common/elf-build-id.h \
 	common/elf-symbols.c common/elf-symbols.h \
 	common/bpf-check.c common/bpf-check.h \
-	common/parse-size.c common/parse-size.h
+	common/parse-size.c common/parse-size.h \
+	common/open-regular.c common/open-regular.h
 common_libmtcommon_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
 common_libmtcommon_la_LIBADD = $(LIBELF_LIBS)

@@ -5,10 +5,12 @@ host_libmthost_la_SOURCES = \
 	host/log.c host/log.h \
 	host/host.c host/host.h \
 	host/plugin.c host/plugin.h \
+	host/elf-check.c host/elf-check.h \
 	host/pipeline.c host/pipeline.h \
 	host/spawn.c host/spawn.h \
 	host/command-env.c host/command-env.h \
 	host/control.c host/control.h \
+	host/input-guard.c host/input-guard.h \
 	host/run.c host/run.h \
 	host/source-args.c host/source-args.h \
 	host/stats.c host/stats.h

@@ -139,6 +139,13 @@ static int cmd_plugins(int argc, char **argv)
 	}
 	printf("%-8s %-14s %-5s %s\n", "KIND", "NAME", "ABI", "PATH");
 	mt_plugin_foreach(print_plugin, &bad);
+	if (bad) {
+		/* a broken install is a failure, for scripts too */
+		fflush(stdout);
+		mt_err("%d file%s in the plugin path %s not a valid plugin (see above)",
+		       bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are");
+		return 1;
+	}
 	return 0;
 }
 

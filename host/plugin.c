@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf-check.h"
 #include "log.h"
 #include "plugin.h"
 
@@ -234,23 +235,27 @@ static int check_plugin(struct mt_plugin *p, char **why)
 	return err;
 }
 
-static bool is_elf(const char *path, char **why)
+/* Checked with reads, before dlopen() maps it: a truncated file would
+ * otherwise kill us with SIGBUS (elf-check.h). */
+static int check_file(const char *path, char **why)
 {
-	unsigned char magic[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	char reason[256];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int err;
 
 	if (fd < 0) {
+		err = -errno;
 		set_why(why, "%s: %s", path, strerror(errno));
-		return false;
+		return err;
 	}
-	n = read(fd, magic, sizeof(magic));
+	err = mt_elf_check_loadable(fd, reason, sizeof(reason));
 	close(fd);
-	if (n != 4 || memcmp(magic, "\177ELF", 4) != 0) {
-		set_why(why, "%s: not an ELF shared object", path);
-		return false;
+	if (err == -ENOEXEC) {
+		set_why(why, "%s: %s", path, reason);
+	} else if (err < 0) {
+		set_why(why, "%s: %s", path, strerror(-err));
 	}
-	return true;
+	return err;
 }
 
 int mt_plugin_open(const char *path, struct mt_plugin **out, char **why)
@@ -271,8 +276,8 @@ int mt_plugin_open(const char *path, struct mt_plugin **out, char **why)
 		err = -EINVAL;
 		goto error;
 	}
-	if (!is_elf(path, why)) {
-		err = -ENOEXEC;
+	err = check_file(path, why);
+	if (err < 0) {
 		goto error;
 	}
 	p = calloc(1, sizeof(*p));

@@ -18,6 +18,7 @@
 #include "command-env.h"
 #include "control.h"
 #include "host.h"
+#include "input-guard.h"
 #include "log.h"
 #include "pipeline.h"
 #include "plugin.h"
@@ -130,6 +131,26 @@ static int check_command(struct run *r)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* The file sink truncates its file when it opens: never the file the
+ * source reads (input-guard.h). Called once the source has opened it. */
+static bool sink_destroys_input(const struct run *r)
+{
+	const char *args;
+	char name[128];
+
+	if (!r->opts->sink) {
+		return false; /* a new name, made of a pid */
+	}
+	split_spec(r->opts->sink, name, sizeof(name), &args);
+	if (strcmp(name, "file") != 0 || !args || !strcmp(args, "-") ||
+	    !mt_file_is_open_input(args)) {
+		return false;
+	}
+	mt_err("--sink file:%s: memtrack reads this file (the source's input): writing it would destroy it before it is read; write to another file",
+	       args);
+	return true;
 }
 
 static int block_signals(struct run *r)
@@ -641,6 +662,10 @@ int mt_run(const struct mt_run_opts *opts)
 	if (err < 0) {
 		r.src_state = NULL;
 		goto end;
+	}
+	if (sink_destroys_input(&r)) {
+		cleanup(&r);
+		return 2; /* a usage error */
 	}
 	err = mt_control_open(opts->control_path, &r.control);
 	if (err < 0) {

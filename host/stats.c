@@ -302,7 +302,10 @@ char *mt_stats_summary(struct mt_stats *s, const struct mt_pipeline_stats *ps,
 		lmed = s->lat[s->nlat / 2];
 		lmax = s->lat[s->nlat - 1];
 	}
-	qsort(s->procs, s->nprocs, sizeof(*s->procs), cmp_stopped);
+	if (s->nprocs > 1) {
+		/* qsort(NULL, 0) is undefined: a replay has no process */
+		qsort(s->procs, s->nprocs, sizeof(*s->procs), cmp_stopped);
+	}
 
 	append(&json, &len,
 	       "{\"what\":\"summary\",\"events\":%" PRIu64

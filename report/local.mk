@@ -9,9 +9,10 @@ report_libmtreport_la_SOURCES = \
 	report/report-run.c report/report-text.c report/report-json.c \
 	report/report-flame.c report/report-svg.c report/report-html.c \
 	report/report-diff.c report/report-pipe.c report/report-sites.c \
-	report/report-pprof.c \
+	report/report-pprof.c report/report-escape.c \
 	report/symbolize.c report/symbolize.h \
-	report/sym-dwarf.c report/sym-dwarf.h
+	report/sym-dwarf.c report/sym-dwarf.h \
+	report/sym-maps.c report/sym-maps.h
 # pprof's profile.proto, compiled by protoc-c at build time (the generated
 # code must match the installed libprotobuf-c)
 nodist_report_libmtreport_la_SOURCES = report/report-html.js.h \

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report-map.h"
 #include "report-model.h"
 
 struct drow {
@@ -56,15 +57,14 @@ static void label(const struct mt_rep *r, const struct mt_rep_site *s,
 	size_t at = 0;
 
 	buf[0] = '\0';
-	for (i = 1; i < n && at < len; i++) {
-		int k = snprintf(buf + at, len - at, "%s%s", i > 1 ? ";" : "",
-				 names[i]);
-
-		if (k < 0) {
-			break;
+	for (i = 1; i < n && at + 1 < len; i++) {
+		if (i > 1) {
+			buf[at++] = ';';
 		}
-		at += (size_t)k;
+		/* a ';' or a newline in a name must not split it */
+		at += mt_rep_frame_esc(buf + at, len - at, names[i]);
 	}
+	buf[at < len ? at : len - 1] = '\0';
 }
 
 int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
@@ -72,6 +72,8 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 {
 	struct mt_rep *side[2] = { a, b };
 	struct drow *rows = NULL;
+	struct mt_idx_map idx = { 0 }; /* label: row */
+	uint64_t seed = mt_map_seed();
 	size_t nrows = 0, cap = 0, i, k;
 	uint64_t tc[2] = { 0 }, tb[2] = { 0 };
 	char lab[4096];
@@ -81,13 +83,17 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < side[k]->nsites; i++) {
 			const struct mt_rep_site *s = &side[k]->sites[i];
-			size_t j;
+			uint64_t key;
+			int64_t at;
+			size_t j = nrows;
 
-			/* a linear scan: a diff is run once, on sites that
-			 * number in the thousands at most */
 			label(side[k], s, lab, sizeof(lab));
-			for (j = 0; j < nrows && strcmp(rows[j].label, lab);
-			     j++) {
+			for (key = mt_map_str_hash(seed, lab, strlen(lab));
+			     (at = mt_idx_get(&idx, key)) >= 0; key++) {
+				if (!strcmp(rows[at].label, lab)) {
+					j = (size_t)at;
+					break;
+				}
 			}
 			if (j == nrows) {
 				if (nrows == cap) {
@@ -102,7 +108,9 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 				}
 				memset(&rows[nrows], 0, sizeof(rows[0]));
 				rows[nrows].label = strdup(lab);
-				if (!rows[nrows].label) {
+				if (!rows[nrows].label ||
+				    mt_idx_put(&idx, key, (uint32_t)nrows) < 0) {
+					free(rows[nrows].label);
 					goto nomem;
 				}
 				nrows++;
@@ -163,6 +171,7 @@ end:
 		free(rows[i].label);
 	}
 	free(rows);
+	free(idx.slots);
 	return err;
 nomem:
 	err = -ENOMEM;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report-map.h"
 #include "report-model.h"
 
 uint64_t mt_rep_site_weight(const struct mt_rep_site *s,
@@ -86,25 +87,32 @@ struct node {
 	char name[MT_REP_FRAME_LEN];
 	uint64_t weight;
 	size_t child, next; /* 0: none (node 0 is the root) */
+	size_t last;        /* the last child, where the next one goes */
+	size_t parent;
 };
 
 struct tree {
 	struct node *n;
 	size_t len, cap;
+	/* (parent, name) to a node: a frame with 100,000 distinct callees
+	 * must not scan its siblings for each */
+	struct mt_idx_map idx;
+	uint64_t seed;
 };
 
 static int64_t add_child(struct tree *t, size_t parent, const char *name)
 {
-	size_t c, last = 0;
+	uint64_t key = mt_map_str_hash(t->seed ^ mt_map_hash(parent), name,
+				       strlen(name));
+	size_t c, last;
 	struct node *nn;
+	int64_t i;
 
-	/* children are few per frame without stacks; with stacks a
-	 * per-node hash would replace this scan */
-	for (c = t->n[parent].child; c; c = t->n[c].next) {
-		if (strcmp(t->n[c].name, name) == 0) {
-			return (int64_t)c;
+	for (; (i = mt_idx_get(&t->idx, key)) >= 0; key++) {
+		if (t->n[i].parent == parent &&
+		    strcmp(t->n[i].name, name) == 0) {
+			return i;
 		}
-		last = c;
 	}
 	if (t->len == t->cap) {
 		nn = realloc(t->n, t->cap * 2 * sizeof(*nn));
@@ -114,15 +122,21 @@ static int64_t add_child(struct tree *t, size_t parent, const char *name)
 		t->n = nn;
 		t->cap *= 2;
 	}
+	if (mt_idx_put(&t->idx, key, (uint32_t)t->len) < 0) {
+		return -ENOMEM;
+	}
 	c = t->len++;
 	memset(&t->n[c], 0, sizeof(t->n[c]));
 	snprintf(t->n[c].name, sizeof(t->n[c].name), "%s", name);
+	t->n[c].parent = parent;
 	/* appended: the sites come sorted, so siblings stay in order */
+	last = t->n[parent].last;
 	if (last) {
 		t->n[last].next = c;
 	} else {
 		t->n[parent].child = c;
 	}
+	t->n[parent].last = c;
 	return (int64_t)c;
 }
 
@@ -156,6 +170,7 @@ int mt_rep_flame(const struct mt_rep *r, const struct mt_report_opts *o,
 
 	t.cap = 64;
 	t.n = calloc(t.cap, sizeof(*t.n));
+	t.seed = mt_map_seed();
 	if (!order || !t.n) {
 		ret = -ENOMEM;
 		goto end;
@@ -187,6 +202,7 @@ int mt_rep_flame(const struct mt_rep *r, const struct mt_report_opts *o,
 					  ctx) : 0;
 end:
 	free(t.n);
+	free(t.idx.slots);
 	free(order);
 	return ret;
 }

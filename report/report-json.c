@@ -12,23 +12,6 @@
 
 #include "report-model.h"
 
-void mt_rep_json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			fprintf(out, "\\%c", c);
-		} else if (c < 0x20) {
-			fprintf(out, "\\u%04x", c);
-		} else {
-			fputc(c, out);
-		}
-	}
-	fputc('"', out);
-}
-
 static void json_proc(FILE *out, const struct mt_rep_proc *p, bool total)
 {
 	unsigned int k;

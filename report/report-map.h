@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 static inline uint64_t mt_map_hash(uint64_t h)
 {
@@ -215,6 +216,44 @@ static inline int mt_idx_put(struct mt_idx_map *m, uint64_t key, uint32_t idx)
 	m->slots[j].idx1 = idx + 1;
 	m->used++;
 	return 0;
+}
+
+/*
+ * Strings as keys of an mt_idx_map: the key is a hash of the string, and a
+ * collision takes the next key, so keys stay unique. Find or add:
+ *
+ *	for (key = mt_map_str_hash(seed, s, len);
+ *	     (i = mt_idx_get(&m, key)) >= 0; key++) {
+ *		if (item i holds s) return i;
+ *	}
+ *	add the item, then mt_idx_put(&m, key, its index);
+ *
+ * The seed comes from the kernel (mt_map_seed()), so that a recording
+ * cannot choose strings whose hashes collide.
+ */
+static inline uint64_t mt_map_str_hash(uint64_t seed, const void *s,
+				       size_t len)
+{
+	const unsigned char *p = s;
+	uint64_t h = 14695981039346656037ULL ^ seed;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h = (h ^ p[i]) * 1099511628211ULL;
+	}
+	return h;
+}
+
+static inline uint64_t mt_map_seed(void)
+{
+	const unsigned char *rnd =
+		(const unsigned char *)getauxval(AT_RANDOM);
+	uint64_t seed = 0;
+
+	if (rnd) {
+		memcpy(&seed, rnd + 8, sizeof(seed));
+	}
+	return seed;
 }
 
 #endif /* MT_REPORT_MAP_H */

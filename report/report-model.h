@@ -50,6 +50,8 @@ struct mt_rep_series {
 	uint64_t step;           /* ns per bucket, a power of two */
 	unsigned int shift;      /* log2(step) */
 	struct mt_rep_sample level; /* after the latest event */
+	size_t cap;              /* buckets allocated, grown as needed */
+	bool left_out;           /* over the budget: not in the charts */
 };
 
 struct mt_rep_proc {
@@ -167,9 +169,13 @@ int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
 int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 		const struct mt_report_opts *o);
 
-/* JSON and XML string escaping. */
+/* JSON and XML string escaping (report-escape.c): any bytes in, valid
+ * UTF-8 out, U+FFFD for what is not. */
 void mt_rep_json_str(FILE *out, const char *s);
 void mt_rep_xml_str(FILE *out, const char *s);
+/* A frame name for a ';'-joined stack: ';', '\' and controls as \xHH.
+ * Writes at most len bytes, NUL included; returns the length. */
+size_t mt_rep_frame_esc(char *dst, size_t len, const char *name);
 
 /* Flamegraph layout from the sites' frames: calls fn for every frame, with
  * its depth (0: the root "all"), x and width as fractions of the whole. */

@@ -33,33 +33,6 @@ static const char *const palette[MAX_LINES] = {
 	"#ff7f0e", "#17becf", "#8c564b", "#e377c2",
 };
 
-void mt_rep_xml_str(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&#39;", out);
-			break;
-		default:
-			/* control characters are not allowed in XML 1.0 */
-			fputc((unsigned char)*s < 0x20 ? '?' : *s, out);
-			break;
-		}
-	}
-}
-
 void mt_rep_human_time(uint64_t ns, char *buf, size_t len)
 {
 	if (ns < 1000000000) {

@@ -33,6 +33,12 @@
 #include "symbolize.h"
 
 #define MAX_PROCS 65536
+/* Timeline buckets of all processes together: a fixed allowance, then 16
+ * per event read. Without a budget, 70,000 processes of one event each
+ * (a 113 KB recording) took 1024 buckets each: 1.1 GB. Processes past it
+ * are left out of the charts, as when memory runs out. */
+#define SERIES_BASE (1u << 20)
+#define SERIES_PER_EVENT 16
 #define PREFETCH 8 /* events ahead */
 
 struct thread {
@@ -53,6 +59,7 @@ struct mt_rep_state {
 	int32_t cur_pid;
 	uint64_t cur_tkey;
 	struct thread *cur_thread;
+	uint64_t series_buckets; /* allocated, all processes */
 	int err;
 };
 
@@ -119,15 +126,14 @@ void mt_rep_site_stack(const struct mt_rep *r, const struct mt_rep_site *s,
 	size_t at = 0;
 
 	buf[0] = '\0';
-	for (i = 0; i < n && at < len; i++) {
-		int k = snprintf(buf + at, len - at, "%s%s", i ? ";" : "",
-				 names[i]);
-
-		if (k < 0) {
-			break;
+	for (i = 0; i < n && at + 1 < len; i++) {
+		if (i) {
+			buf[at++] = ';';
 		}
-		at += (size_t)k;
+		/* a ';' or a newline in a name must not split it */
+		at += mt_rep_frame_esc(buf + at, len - at, names[i]);
 	}
+	buf[at < len ? at : len - 1] = '\0';
 }
 
 const char *mt_rep_rank_name(enum mt_rep_rank rank)
@@ -269,14 +275,43 @@ static void series_halve(struct mt_rep_series *s)
 	s->shift++;
 }
 
+/* Room for need buckets in s, within the budget; else s is left out of
+ * the charts for good. */
+static int series_grow(struct mt_rep_state *st, struct mt_rep_series *s,
+		       size_t need)
+{
+	size_t cap = s->cap ? s->cap : 16;
+	struct mt_rep_sample *b;
+
+	while (cap < need) {
+		cap *= 2;
+	}
+	if (cap > MT_REP_SERIES) {
+		cap = MT_REP_SERIES;
+	}
+	if (st->series_buckets + (cap - s->cap) >
+		    SERIES_BASE + SERIES_PER_EVENT * st->rep.events ||
+	    !(b = realloc(s->s, cap * sizeof(*b)))) {
+		st->series_buckets -= s->cap;
+		free(s->s);
+		*s = (struct mt_rep_series){ .left_out = true };
+		return -ENOMEM;
+	}
+	st->series_buckets += cap - s->cap;
+	s->s = b;
+	s->cap = cap;
+	return 0;
+}
+
 /* Record the process's levels after an event at ts (relative). */
-static void series_note(struct mt_rep_proc *p, uint64_t ts)
+static void series_note(struct mt_rep_state *st, struct mt_rep_proc *p,
+			uint64_t ts)
 {
 	struct mt_rep_series *s = &p->series;
 	struct mt_rep_sample *b;
 	uint64_t i;
 
-	if (!s->s) {
+	if (s->left_out) {
 		return; /* no memory for it: the chart leaves it out */
 	}
 	/* a shift, not a division: this runs for every event */
@@ -287,6 +322,9 @@ static void series_note(struct mt_rep_proc *p, uint64_t ts)
 	}
 	if (s->n && i < s->n - 1) {
 		i = s->n - 1; /* out of order: time never goes back here */
+	}
+	if (i >= s->cap && series_grow(st, s, (size_t)i + 1) < 0) {
+		return;
 	}
 	/* buckets with no event hold the level the last event left */
 	while (s->n <= i) {
@@ -371,9 +409,8 @@ static struct mt_rep_proc *get_proc(struct mt_rep_state *st, int32_t pid)
 		p->pid = pid;
 		p->series.step = 1024;
 		p->series.shift = 10;
-		/* one buffer per process, not per event; without it the
-		 * process is only missing from the chart */
-		p->series.s = malloc(MT_REP_SERIES * sizeof(*p->series.s));
+		/* the timeline's buckets come as the process needs them
+		 * (series_grow()) */
 		i = (int64_t)r->nprocs++;
 	}
 	st->cur_proc = i;
@@ -715,7 +752,7 @@ int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n)
 		if (st->err) {
 			return st->err;
 		}
-		series_note(p, ts);
+		series_note(st, p, ts);
 	}
 	return 0;
 }

@@ -22,9 +22,11 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sym-dwarf.h"
 
@@ -58,9 +60,10 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-struct mt_dw *mt_dw_open(const char *path)
+struct mt_dw *mt_dw_open(const char *path, int fd)
 {
 	struct mt_dw *d = calloc(1, sizeof(*d));
+	int own;
 
 	if (!d) {
 		return NULL;
@@ -69,9 +72,19 @@ struct mt_dw *mt_dw_open(const char *path)
 	if (!d->dwfl) {
 		goto error;
 	}
+	/* never by path: a recording is input, and the path it names could
+	 * be a FIFO by now (libdwfl keeps and closes the descriptor) */
+	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0) {
+		goto error;
+	}
 	dwfl_report_begin(d->dwfl);
-	d->mod = dwfl_report_elf(d->dwfl, path, path, -1, 0, false);
-	if (!d->mod || dwfl_report_end(d->dwfl, NULL, NULL) != 0 ||
+	d->mod = dwfl_report_elf(d->dwfl, path, path, own, 0, false);
+	if (!d->mod) {
+		close(own); /* consumed only on success */
+		goto error;
+	}
+	if (dwfl_report_end(d->dwfl, NULL, NULL) != 0 ||
 	    !dwfl_module_getelf(d->mod, &d->bias)) {
 		goto error;
 	}

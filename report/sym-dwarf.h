@@ -26,8 +26,10 @@ struct mt_dw_func {
 	bool inlined;  /* inlined into the next function of the list */
 };
 
-/* The file at path; NULL (errno set) when libdw cannot read it. */
-struct mt_dw *mt_dw_open(const char *path);
+/* The file at path, read through fd (a regular file the caller opened:
+ * libdw gets its own duplicate); NULL (errno set) when libdw cannot read
+ * it. Separate debug files are looked up by libdw itself. */
+struct mt_dw *mt_dw_open(const char *path, int fd);
 void mt_dw_close(struct mt_dw *d);
 
 /*

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef HAVE_LIBELF
@@ -45,9 +46,11 @@
 #include "log.h"
 #include "report-map.h"
 #include "sym-dwarf.h"
+#include "sym-maps.h"
 #include "symbolize.h"
 #ifdef HAVE_LIBELF
 #include "elf-build-id.h"
+#include "open-regular.h"
 #endif
 
 #define META_HDR 16
@@ -68,6 +71,9 @@ struct module {
 	char *path;
 	unsigned char bid[32];
 	size_t bidlen;
+	dev_t dev;    /* the file path names here, when it exists */
+	ino_t ino;
+	bool has_ino;
 	bool loaded, usable;
 	int fd;
 #ifdef HAVE_LIBELF
@@ -78,15 +84,9 @@ struct module {
 	size_t nloads;
 };
 
-struct map {
-	uint64_t start, end, off;
-	uint32_t mod;
-};
-
 struct proc {
 	int32_t pid;
-	struct map *maps;
-	size_t n, cap;
+	struct mt_maps maps; /* shared with its forks (sym-maps.h) */
 };
 
 struct frame {
@@ -103,7 +103,8 @@ struct resolved {
 };
 
 struct stack {
-	uint32_t n; /* 0: not in the table */
+	uint32_t id;
+	uint32_t n;
 	uint32_t canon; /* mt_sym_canon(), 0: not computed */
 	struct frame *f;
 	struct mt_sym_loc *locs; /* resolved, lazily */
@@ -112,11 +113,18 @@ struct stack {
 struct mt_sym {
 	struct module *mods;
 	size_t nmods, mods_cap;
+	struct mt_idx_map mod_idx;  /* hash of path and build-id: index */
+	struct mt_idx_map file_idx; /* hash of device, inode, build-id */
+	struct mt_idx_map proc_idx; /* pid: index */
+	uint64_t seed;              /* of the module hash */
 	struct proc *procs;
 	size_t nprocs, procs_cap;
 	size_t last_proc;
-	struct stack *stacks; /* by id */
+	/* in arrival order; stack_idx maps an id to its index, so memory
+	 * follows the stacks there are, not the ids they carry */
+	struct stack *stacks;
 	size_t stacks_cap, nstacks;
+	struct mt_idx_map stack_idx;
 	bool warned_damage;
 	/* (module, offset) -> resolved */
 	struct mt_idx_map res_idx;
@@ -132,10 +140,16 @@ struct mt_sym {
 
 struct mt_sym *mt_sym_new(void)
 {
+	struct mt_sym *s;
+
 #ifdef HAVE_LIBELF
 	elf_version(EV_CURRENT);
 #endif
-	return calloc(1, sizeof(struct mt_sym));
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		s->seed = mt_map_seed();
+	}
+	return s;
 }
 
 void mt_sym_free(struct mt_sym *s)
@@ -161,11 +175,14 @@ void mt_sym_free(struct mt_sym *s)
 		free(m->path);
 	}
 	free(s->mods);
+	free(s->mod_idx.slots);
+	free(s->file_idx.slots);
+	free(s->proc_idx.slots);
 	for (i = 0; i < s->nprocs; i++) {
-		free(s->procs[i].maps);
+		mt_maps_free(&s->procs[i].maps);
 	}
 	free(s->procs);
-	for (i = 0; i < s->stacks_cap; i++) {
+	for (i = 0; i < s->nstacks; i++) {
 		free(s->stacks[i].locs);
 		free(s->stacks[i].f);
 	}
@@ -183,6 +200,7 @@ void mt_sym_free(struct mt_sym *s)
 	free(s->res);
 	free(s->res_idx.slots);
 	free(s->same_idx.slots);
+	free(s->stack_idx.slots);
 	if (s->cxx) {
 		dlclose(s->cxx);
 	}
@@ -223,16 +241,15 @@ static uint64_t rd64(const unsigned char *p)
 static struct proc *proc_get(struct mt_sym *s, int32_t pid, bool add)
 {
 	struct proc *p;
-	size_t i;
+	int64_t i;
 
 	if (s->last_proc < s->nprocs && s->procs[s->last_proc].pid == pid) {
 		return &s->procs[s->last_proc];
 	}
-	for (i = 0; i < s->nprocs; i++) {
-		if (s->procs[i].pid == pid) {
-			s->last_proc = i;
-			return &s->procs[i];
-		}
+	i = mt_idx_get(&s->proc_idx, (uint32_t)pid);
+	if (i >= 0) {
+		s->last_proc = (size_t)i;
+		return &s->procs[i];
 	}
 	if (!add) {
 		return NULL;
@@ -242,6 +259,9 @@ static struct proc *proc_get(struct mt_sym *s, int32_t pid, bool add)
 		return NULL;
 	}
 	s->procs = p;
+	if (mt_idx_put(&s->proc_idx, (uint32_t)pid, (uint32_t)s->nprocs) < 0) {
+		return NULL;
+	}
 	p = &s->procs[s->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
@@ -253,29 +273,67 @@ static int64_t module_get(struct mt_sym *s, const char *path, size_t plen,
 			  const unsigned char *bid, size_t bidlen)
 {
 	struct module *m;
-	size_t i;
+	uint64_t key, fkey = 0;
+	bool have_file = false;
+	struct stat st;
+	char *dup;
+	int64_t i;
 
 	if (bidlen > sizeof(m->bid)) {
 		bidlen = sizeof(m->bid);
 	}
-	for (i = 0; i < s->nmods; i++) {
+	/* a hash collision takes the next key: keys stay unique */
+	key = mt_map_str_hash(mt_map_str_hash(s->seed, bid, bidlen), path,
+			      plen);
+	for (; (i = mt_idx_get(&s->mod_idx, key)) >= 0; key++) {
 		m = &s->mods[i];
-		if (strlen(m->path) == plen && !memcmp(m->path, path, plen) &&
-		    m->bidlen == bidlen && !memcmp(m->bid, bid, bidlen)) {
-			return (int64_t)i;
+		if (strnlen(m->path, plen + 1) == plen &&
+		    !memcmp(m->path, path, plen) && m->bidlen == bidlen &&
+		    !memcmp(m->bid, bid, bidlen)) {
+			return i;
 		}
 	}
-	m = mt_array_grow(s->mods, &s->mods_cap, s->nmods + 1, sizeof(*m));
-	if (!m) {
+	dup = strndup(path, plen);
+	if (!dup) {
 		return -ENOMEM;
 	}
-	s->mods = m;
+	/* the same file under another spelling ("//lib/x", "/lib/./x", a
+	 * link) is the same module, loaded once: 2000 spellings of libc
+	 * took 737 MB and 13 s */
+	if (!stat(dup, &st) && S_ISREG(st.st_mode)) {
+		uint64_t id[2] = { st.st_dev, st.st_ino };
+
+		fkey = mt_map_str_hash(mt_map_str_hash(~s->seed, bid, bidlen),
+				       id, sizeof(id));
+		for (; (i = mt_idx_get(&s->file_idx, fkey)) >= 0; fkey++) {
+			m = &s->mods[i];
+			if (m->dev == st.st_dev && m->ino == st.st_ino &&
+			    m->bidlen == bidlen &&
+			    !memcmp(m->bid, bid, bidlen)) {
+				free(dup);
+				return i;
+			}
+		}
+		have_file = true;
+	}
+	m = mt_array_grow(s->mods, &s->mods_cap, s->nmods + 1, sizeof(*m));
+	if (m) {
+		s->mods = m;
+	}
+	if (!m || mt_idx_put(&s->mod_idx, key, (uint32_t)s->nmods) < 0 ||
+	    (have_file &&
+	     mt_idx_put(&s->file_idx, fkey, (uint32_t)s->nmods) < 0)) {
+		free(dup);
+		return -ENOMEM;
+	}
 	m = &s->mods[s->nmods];
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
-	m->path = strndup(path, plen);
-	if (!m->path) {
-		return -ENOMEM;
+	m->path = dup;
+	if (have_file) {
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
+		m->has_ino = true;
 	}
 	memcpy(m->bid, bid, bidlen);
 	m->bidlen = bidlen;
@@ -326,11 +384,10 @@ static int maps_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 		at += 5;
 		switch (type) {
 		case MAPS_EXEC:
-			pr->n = 0;
+			mt_maps_clear(&pr->maps);
 			break;
 		case MAPS_FORK: {
 			int32_t child = pr->pid;
-			struct map *m;
 
 			if (at + 4 > len) {
 				goto bad;
@@ -338,25 +395,21 @@ static int maps_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 			par = proc_get(s, (int32_t)rd32(p + at), false);
 			at += 4;
 			pr = proc_get(s, child, false);
-			pr->n = 0;
-			if (!par || !par->n) {
+			if (!par) {
+				mt_maps_clear(&pr->maps);
 				break;
 			}
-			m = mt_array_grow(pr->maps, &pr->cap, par->n,
-					  sizeof(*m));
-			if (!m) {
+			/* shared, not copied: a fork costs no memory */
+			if (mt_maps_copy(&pr->maps, &par->maps) < 0) {
 				return -ENOMEM;
 			}
-			pr->maps = m;
-			memcpy(m, par->maps, par->n * sizeof(*m));
-			pr->n = par->n;
 			break;
 		}
 		case MAPS_MAP: {
 			uint64_t start, end, off;
 			size_t bidlen, plen;
 			const unsigned char *bid;
-			struct map *m;
+			struct mt_map m;
 			int64_t mod;
 
 			if (at + 25 > len) {
@@ -383,14 +436,10 @@ static int maps_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 			if (mod < 0) {
 				return (int)mod;
 			}
-			m = mt_array_grow(pr->maps, &pr->cap, pr->n + 1,
-					  sizeof(*m));
-			if (!m) {
+			m = (struct mt_map){ start, end, off, (uint32_t)mod };
+			if (mt_maps_add(&pr->maps, &m) < 0) {
 				return -ENOMEM;
 			}
-			pr->maps = m;
-			pr->maps[pr->n++] = (struct map){ start, end, off,
-							  (uint32_t)mod };
 			break;
 		}
 		default:
@@ -406,23 +455,19 @@ bad:
 static struct frame locate(struct mt_sym *s, struct proc *pr, uint64_t addr)
 {
 	struct frame f = { -1, addr, addr, 0, 0, 0 };
-	size_t i;
+	const struct mt_map *m;
 
 	if (!pr) {
 		return f;
 	}
 	/* the latest mapping wins: an address reused after munmap */
-	for (i = pr->n; i-- > 0;) {
-		const struct map *m = &pr->maps[i];
-
-		if (addr >= m->start && addr < m->end) {
-			f.mod = (int32_t)m->mod;
-			f.val = addr - m->start + m->off;
-			f.map_start = m->start;
-			f.map_end = m->end;
-			f.map_off = m->off;
-			break;
-		}
+	m = mt_maps_find(&pr->maps, addr);
+	if (m) {
+		f.mod = (int32_t)m->mod;
+		f.val = addr - m->start + m->off;
+		f.map_start = m->start;
+		f.map_end = m->end;
+		f.map_off = m->off;
 	}
 	(void)s;
 	return f;
@@ -454,21 +499,24 @@ static int stacks_meta(struct mt_sym *s, const unsigned char *p, size_t len,
 		    at + (size_t)n * 8 > len) {
 			goto bad;
 		}
-		st = mt_array_grow(s->stacks, &s->stacks_cap, (size_t)id + 1,
+		if (mt_idx_get(&s->stack_idx, id) >= 0) {
+			at += (size_t)n * 8; /* sent twice: the first holds */
+			continue;
+		}
+		st = mt_array_grow(s->stacks, &s->stacks_cap, s->nstacks + 1,
 				   sizeof(*st));
 		if (!st) {
 			return -ENOMEM;
 		}
 		s->stacks = st;
-		st = &s->stacks[id];
-		if (st->f) {
-			/* sent twice: the first holds (an empty one too: its
-			 * frames must not be replaced, they are freed once) */
-			at += (size_t)n * 8;
-			continue;
-		}
+		st = &s->stacks[s->nstacks];
+		memset(st, 0, sizeof(*st));
+		st->id = id;
 		st->f = calloc(n ? n : 1, sizeof(*st->f));
-		if (!st->f) {
+		if (!st->f ||
+		    mt_idx_put(&s->stack_idx, id, (uint32_t)s->nstacks) < 0) {
+			free(st->f);
+			st->f = NULL;
 			return -ENOMEM;
 		}
 		pr = proc_get(s, (int32_t)pid, false);
@@ -511,23 +559,27 @@ static void module_load(struct module *m)
 	size_t phnum, i, cap = 0;
 
 	m->loaded = true;
-	m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	/* a recording is input, not trust: a FIFO named there must not
+	 * hang the report */
+	m->fd = mt_open_regular(m->path);
 	if (m->fd < 0) {
 		mt_warn("%s: %s: its frames are shown as offsets", m->path,
-			strerror(errno));
+			m->fd == -EINVAL ? "not a regular file" :
+					   strerror(-m->fd));
+		m->fd = -1;
 		return;
 	}
 	m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
 	if (!m->elf || elf_kind(m->elf) != ELF_K_ELF ||
 	    elf_getphdrnum(m->elf, &phnum)) {
-		return;
+		goto unusable;
 	}
 	if (m->bidlen && (mt_elf_build_id(m->elf, bid, sizeof(bid)) !=
 				  m->bidlen ||
 			  memcmp(bid, m->bid, m->bidlen))) {
 		mt_warn("%s: not the file that was recorded (build-id differs): its frames are shown as offsets",
 			m->path);
-		return;
+		goto unusable;
 	}
 	for (i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
@@ -545,8 +597,23 @@ static void module_load(struct module *m)
 						       ph.p_filesz,
 						       ph.p_vaddr };
 	}
-	m->dw = mt_dw_open(m->path);
-	m->usable = m->dw != NULL;
+	/* libdw reads the file through the descriptor checked above */
+	m->dw = mt_dw_open(m->path, m->fd);
+	if (!m->dw) {
+		goto unusable;
+	}
+	m->usable = true;
+	return;
+
+unusable:
+	/* nothing to keep: a recording naming one file under 5000
+	 * build-ids must not hold 5000 mappings of it */
+	if (m->elf) {
+		elf_end(m->elf);
+		m->elf = NULL;
+	}
+	close(m->fd);
+	m->fd = -1;
 }
 #else
 static void module_load(struct module *m)
@@ -732,16 +799,23 @@ static const struct resolved *resolve(struct mt_sym *s, const struct frame *fr)
 	return r;
 }
 
+/* The stack of id; NULL: not in the table (or empty). */
+static struct stack *stack_of(struct mt_sym *s, uint32_t id)
+{
+	int64_t at = s ? mt_idx_get(&s->stack_idx, id) : -1;
+
+	return at >= 0 && s->stacks[at].n ? &s->stacks[at] : NULL;
+}
+
 size_t mt_sym_stack(struct mt_sym *s, uint32_t id,
 		    const struct mt_sym_loc **locs)
 {
-	struct stack *st;
+	struct stack *st = stack_of(s, id);
 	size_t i;
 
-	if (!s || id >= s->stacks_cap || !s->stacks[id].n) {
+	if (!st) {
 		return 0;
 	}
-	st = &s->stacks[id];
 	if (!st->locs) {
 		struct mt_sym_loc *l = calloc(st->n, sizeof(*l));
 
@@ -884,21 +958,21 @@ static void canon_all(struct mt_sym *s)
 	struct mt_idx_map seen = { 0 };
 	uint64_t *a = malloc(4 * MAX_FRAMES * sizeof(*a));
 	uint64_t *b = a ? a + 2 * MAX_FRAMES : NULL;
-	size_t id;
+	size_t i;
 
 	s->canon_done = true;
 	if (!a) {
 		return;
 	}
-	for (id = 1; id < s->stacks_cap; id++) {
-		struct stack *st = &s->stacks[id];
+	for (i = 0; i < s->nstacks; i++) {
+		struct stack *st = &s->stacks[i];
 		uint64_t h;
 		int64_t other;
 
 		if (!st->n) {
 			continue;
 		}
-		st->canon = (uint32_t)id;
+		st->canon = st->id;
 		h = stack_key(s, st, a);
 		/* open chain on the hash: a collision (checked by
 		 * comparing the keys) moves to the next slot */
@@ -908,11 +982,11 @@ static void canon_all(struct mt_sym *s)
 			(void)stack_key(s, o, b);
 			if (o->n == st->n &&
 			    !memcmp(a, b, 2 * st->n * sizeof(*a))) {
-				st->canon = (uint32_t)other;
+				st->canon = o->id;
 				break;
 			}
 		}
-		if (other < 0 && mt_idx_put(&seen, h, (uint32_t)id) < 0) {
+		if (other < 0 && mt_idx_put(&seen, h, (uint32_t)i) < 0) {
 			break; /* no memory: the rest stay apart */
 		}
 	}
@@ -922,11 +996,13 @@ static void canon_all(struct mt_sym *s)
 
 uint32_t mt_sym_canon(struct mt_sym *s, uint32_t id)
 {
-	if (!s || id >= s->stacks_cap || !s->stacks[id].n) {
+	struct stack *st = stack_of(s, id);
+
+	if (!st) {
 		return id;
 	}
 	if (!s->canon_done) {
 		canon_all(s);
 	}
-	return s->stacks[id].canon ? s->stacks[id].canon : id;
+	return st->canon ? st->canon : id;
 }

@@ -21,3 +21,17 @@ tests_test_symbolize_SOURCES = tests/test-symbolize.c
 tests_test_symbolize_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/report
 tests_test_symbolize_CFLAGS = $(TEST_CFLAGS)
 tests_test_symbolize_LDADD = report/libmtreport.la $(TEST_LIBS)
+
+# 'memtrack report' on crafted, hostile recordings (tests/mkrec.py).
+TESTS += tests/test-report-hostile.sh
+dist_noinst_SCRIPTS += tests/test-report-hostile.sh
+EXTRA_DIST += tests/mkrec.py
+
+# report/sym-maps.c, the mappings of the symbolizer, against a model.
+if HAVE_CHECK
+check_PROGRAMS += tests/test-sym-maps
+TESTS += tests/test-sym-maps
+tests_test_sym_maps_SOURCES = tests/test-sym-maps.c
+tests_test_sym_maps_CFLAGS = $(TEST_CFLAGS)
+tests_test_sym_maps_LDADD = report/libmtreport.la $(TEST_LIBS)
+endif

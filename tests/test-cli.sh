@@ -139,6 +139,12 @@ grep -q "byte" "$T/err" && ok "truncation names an offset" \
 n=$(wc -l <"$T/out")
 [ "$n" -gt 0 ] && [ "$n" -lt 126 ] && ok "first frame's events kept ($n)" \
 	|| fail "events before the cut: $n"
+# cut inside the last skippable frame's header: its 3 events are complete
+head -c 157 "$D/extended-keys-and-skippable-frames.mt" >"$T/cut-skip.mt"
+expect_exit 1 "dump cut in a skippable frame header" -- "$MT" dump "$T/cut-skip.mt"
+[ "$(wc -l <"$T/out")" -eq 3 ] && ok "cut in a skippable frame header: 3 events" ||
+	{ fail "cut in a skippable frame header: $(wc -l <"$T/out") events, want 3"; }
+stderr_is "cut in a skippable frame header: says so" "truncated at byte 157"
 printf 'this is not zstd' >"$T/junk.mt"
 expect_exit 1 "dump of junk" -- "$MT" dump "$T/junk.mt"
 grep -q "byte 0" "$T/err" && ok "junk names offset 0" || { fail "junk message"; cat "$T/err"; }
@@ -146,6 +152,22 @@ printf '{"pid":1,"tid":1,"timestamp":1,"addr":1,"type":"Bogus"}\n' >"$T/bad.json
 expect_exit 1 "replay of an unknown type" -- "$MT" --source "replay:$T/bad.jsonl" \
 	--sink "file:$T/bad.mt"
 stderr_is "unknown type message" "bad.jsonl:1: unknown type \"Bogus\""
+
+# The sink never truncates the file the source reads (issue 15): refused
+# before anything is written, whatever the path's spelling, and exit 2.
+cp "$D/golden.mt" "$T/same.mt"
+ln "$T/same.mt" "$T/same-link.mt"
+for sink in "$T/same.mt" "$T/./same.mt" "$T/same-link.mt"; do
+	expect_exit 2 "replay into its own input ($sink)" -- "$MT" \
+		--source "replay:$T/same.mt" --sink "file:$sink"
+	stderr_is "own input: message" "file:$sink: memtrack reads this file"
+done
+expect_exit 2 "replay of stdin into the file it is" -- sh -c \
+	"\"$MT\" --source replay:- --sink \"file:$T/same.mt\" <\"$T/same.mt\""
+cmp -s "$T/same.mt" "$D/golden.mt" && ok "own input left whole" ||
+	fail "own input was changed"
+expect_exit 0 "replay into another file still works" -- "$MT" \
+	--source "replay:$T/same.mt" --sink "file:$T/other.mt"
 
 # JSON lines are read as JSON: what does not fit is refused with the line
 # and the key, and a refused line writes nothing.
@@ -279,5 +301,21 @@ for p in "encoder  msgpack-zstd" "sink     file" "source   replay"; do
 done
 grep -q "encoder-bad-major.so: plugin built for ABI 2.0" "$T/plugins" \
 	&& ok "plugins explains the bad fixture" || { fail "bad fixture line"; cat "$T/plugins"; }
+
+# A truncated plugin file (issue 15) is one line naming it, never a crash
+# (dlopen would map past its end: SIGBUS), and the listing exits 1.
+mkdir "$T/cutplug"
+head -c 1000 "$MT_BUILDDIR/plugins/.libs/sink-file.so" >"$T/cutplug/sink-cut.so"
+expect_exit 1 "plugins with a truncated file: exit 1" -- \
+	env MEMTRACK_PLUGIN_PATH="$T/cutplug:$MEMTRACK_PLUGIN_PATH" "$MT" plugins
+has "$T/out" "plugins with a truncated file" \
+	"^    $T/cutplug/sink-cut.so: truncated ELF file: segment [0-9]+ .* ends past its 1000 bytes$" \
+	"^source +replay "
+stderr_is "plugins with a truncated file: says so" "1 file in the plugin path is not a valid plugin"
+expect_exit 1 "a truncated plugin named on the command line" -- \
+	env MEMTRACK_PLUGIN_PATH="$T/cutplug:$MEMTRACK_PLUGIN_PATH" "$MT" \
+	--source "replay:$D/golden.mt" --sink "cut:$T/cut-out.mt"
+stderr_is "truncated plugin: one line" "$T/cutplug/sink-cut.so: truncated ELF file"
+expect_exit 0 "plugins, all valid: exit 0" -- "$MT" plugins
 
 finish

@@ -280,6 +280,72 @@ START_TEST(test_truncated_multi_frame)
 }
 END_TEST
 
+/* A cut inside a skippable frame's header (after the magic, before the
+ * 8 header bytes are there) keeps every event decoded before it: the
+ * frames before are complete. The extended fixture is 3 events, a
+ * skippable frame at the end; a multi-frame file has 7000 events a
+ * frame, more than one batch of the decoder. */
+START_TEST(test_truncated_in_skippable_header)
+{
+	struct buf e = read_fixture("extended-keys-and-skippable-frames.mt");
+	size_t n = 15000, i, k, off = 0, ends[64], ne;
+	struct mt_event *ev = calloc(n, sizeof(*ev));
+	struct buf all = { NULL, 0 };
+	void *state = new_state(NULL);
+	struct mt_frame f;
+	struct collect c;
+	int ret;
+
+	/* the 157-byte prefix: 3 events, then the start of the last frame */
+	ck_assert_uint_gt(e.len, 157);
+	for (k = 0; k < 2; k++) {
+		ret = decode_mem(state, e.data, 157, (int)k, &c);
+		ck_assert_int_eq(ret, -EBADMSG);
+		assert_log_has("truncated at byte 157");
+		assert_log_has("inside a skippable frame header");
+		ck_assert_uint_eq(c.n, 3);
+		collect_free(&c);
+	}
+	free(e.data);
+
+	ck_assert_ptr_nonnull(ev);
+	for (i = 0; i < n; i++) {
+		te_deterministic_event(i, &ev[i]);
+	}
+	while (off < n) {
+		size_t cnt = n - off < 7000 ? n - off : 7000;
+		struct buf frame = encode_all(state, ev + off, cnt);
+
+		buf_add(&all, frame.data, frame.len);
+		free(frame.data);
+		off += cnt;
+		ck_assert_int_eq(ops->encode_meta(state, 1, "abc", 3, &f), 0);
+		buf_add(&all, f.data, f.len);
+		ops->frame_free(&f);
+	}
+	ne = frame_ends(all.data, all.len, ends, 64);
+	/* ends[0, 2, 4]: event frames, each followed by a skippable one */
+	for (i = 0; i + 1 < ne; i += 2) {
+		size_t want = (i / 2 + 1) * 7000 < n ? (i / 2 + 1) * 7000 : n;
+
+		for (k = 1; k < 8; k++) {
+			ret = decode_mem(state, all.data, ends[i] + k,
+					 (int)(k % 2), &c);
+			ck_assert_int_eq(ret, -EBADMSG);
+			assert_log_has(k < 4 ? "inside a frame header" :
+				       "inside a skippable frame header");
+			ck_assert_msg(c.n == want, "cut at %zu+%zu: %zu events of %zu",
+				      ends[i], k, c.n, want);
+			assert_events_eq(c.ev, ev, c.n);
+			collect_free(&c);
+		}
+	}
+	ops->destroy(state);
+	free(all.data);
+	free(ev);
+}
+END_TEST
+
 START_TEST(test_corrupt_input)
 {
 	struct buf g = read_fixture("golden.mt");
@@ -605,6 +671,7 @@ static Suite *decoder_suite(void)
 	tcase_add_test(tc, test_decode_extended);
 	tcase_add_test(tc, test_truncated_golden);
 	tcase_add_test(tc, test_truncated_multi_frame);
+	tcase_add_test(tc, test_truncated_in_skippable_header);
 	tcase_add_test(tc, test_corrupt_input);
 	tcase_add_test(tc, test_garbage_file);
 	tcase_add_test(tc, test_unknown_type);

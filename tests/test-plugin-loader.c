@@ -121,6 +121,54 @@ START_TEST(test_not_elf)
 }
 END_TEST
 
+/* Copy the first len bytes of the built plugin src into dir/name. */
+static void copy_prefix(const char *src, const char *dir, const char *name,
+			size_t len)
+{
+	char from[PATH_MAX * 2], to[PATH_MAX * 2], buf[4096];
+	FILE *in, *out;
+	size_t n;
+
+	snprintf(from, sizeof(from), "%s/%s", plugins, src);
+	snprintf(to, sizeof(to), "%s/%s", dir, name);
+	in = fopen(from, "rb");
+	out = fopen(to, "wb");
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(out);
+	while (len && (n = fread(buf, 1, len < sizeof(buf) ? len : sizeof(buf),
+				 in)) > 0) {
+		ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+		len -= n;
+	}
+	fclose(in);
+	fclose(out);
+}
+
+/* dlopen() maps segments past the end of a truncated file and dies of
+ * SIGBUS: the loader must see it first, whatever the cut. */
+START_TEST(test_truncated)
+{
+	static const size_t cuts[] = { 1000, 64, 63, 20, 4096, 12000 };
+	char dir[] = "/tmp/mt-loader-XXXXXX";
+	char path[PATH_MAX];
+	size_t i;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		char *why;
+
+		copy_prefix("sink-file.so", dir, "sink-cut.so", cuts[i]);
+		why = refused(dir, "sink-cut.so", -ENOEXEC);
+		ck_assert_msg(strstr(why, "truncated ELF file"), "cut %zu: %s",
+			      cuts[i], why);
+		free(why);
+	}
+	snprintf(path, sizeof(path), "%s/sink-cut.so", dir);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_good_plugins)
 {
 	static const struct {
@@ -174,6 +222,7 @@ static Suite *loader_suite(void)
 	tcase_add_test(tc, test_no_entry);
 	tcase_add_test(tc, test_unresolved);
 	tcase_add_test(tc, test_not_elf);
+	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_good_plugins);
 	tcase_add_test(tc, test_load_by_name);
 	suite_add_tcase(s, tc);

@@ -340,7 +340,10 @@ static int read_skippable_frame(struct dec *d, uint32_t magic)
 		return ret;
 	}
 	if (d->in_len - d->in_pos < 8) {
-		return truncated(d, "inside a skippable frame header");
+		/* the events of the frames before are complete: theirs */
+		ret = flush_events(d);
+		return ret ? ret : truncated(d,
+					     "inside a skippable frame header");
 	}
 	len = le32(d->in + d->in_pos + 4);
 	d->in_pos += 8;

@@ -1,0 +1,200 @@
+#!/usr/bin/python3
+"""Craft memtrack recordings with stack tables and mappings metadata.
+
+Hostile inputs for 'memtrack report' (tests/test-report-hostile.sh): the
+events are MessagePack maps in one zstd frame, the metadata zstd skippable
+frames holding MTKM (mappings) and MTKT (stack table) payloads as
+plugins/ebpf/README.md describes them.
+
+usage: mkrec.py SCENARIO OUT [ARG...]
+  fifo PATH        one stack in a module whose path is PATH (a FIFO)
+  bigid            one stack whose id is 2^26 - 1
+  forks MAPS N     a process with MAPS mappings, N children forked from it,
+                   a stack of each child in the parent's last module
+  modules N        one process mapping N modules, a stack in each
+  names DIR        modules named with ';', a newline, '<&"' and invalid
+                   UTF-8 (in DIR, which need not exist), a stack in each
+  nosyms PATH      writes PATH, an ELF file without function symbols, and
+                   one stack in it
+  pids N           N processes of one 8-byte allocation each, one a us
+  spellings FILE N FILE (an ELF shared object with a .dynsym) under N
+                   spellings ("/" repeated), a stack in its first function
+  buildids FILE N  FILE under N made-up build-ids, the same way
+"""
+import struct
+import sys
+
+import msgpack
+import zstandard
+
+SKIPPABLE = 0x184D2A50
+BASE = 0x10000000  # the first mapping's start
+SPAN = 0x1000      # each mapping's size
+
+
+def fnv1a(data):
+    h = 2166136261
+    for b in data:
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def meta(tag, records):
+    body = b"".join(records)
+    payload = tag + struct.pack("<III", 1, len(records), fnv1a(body)) + body
+    return struct.pack("<II", SKIPPABLE, len(payload)) + payload
+
+
+def m_exec(pid):
+    return struct.pack("<BI", 1, pid)
+
+
+def m_map(pid, start, end, off, path, bid=b""):
+    return (struct.pack("<BIQQQB", 2, pid, start, end, off, len(bid)) + bid +
+            struct.pack("<H", len(path)) + path)
+
+
+def m_fork(child, parent):
+    return struct.pack("<BII", 3, child, parent)
+
+
+def t_stack(sid, pid, addrs):
+    return struct.pack("<III", sid, pid, len(addrs)) + b"".join(
+        struct.pack("<Q", a) for a in addrs)
+
+
+def malloc(pid, ts, addr, size, stack):
+    return msgpack.packb({"pid": pid, "tid": pid, "timestamp": ts,
+                          "addr": addr, "type": "Malloc", "size": size,
+                          "stack": stack})
+
+
+def events(evs):
+    return zstandard.ZstdCompressor().compress(b"".join(evs))
+
+
+def one_module(path, pid=1):
+    """A process with one module at BASE, one stack 1 in it (offset 0x10
+    into the mapping), one allocation of 100 bytes there."""
+    return (meta(b"MTKM", [m_exec(pid), m_map(pid, BASE, BASE + SPAN, 0,
+                                              path)]) +
+            meta(b"MTKT", [t_stack(1, pid, [BASE + 0x11])]) +
+            events([malloc(pid, 1000, 0x5000, 100, 1)]))
+
+
+def minimal_elf():
+    """An ELF shared object of this machine's class with one PT_LOAD, no
+    section table: no function symbol at all."""
+    ehdr = struct.pack("<4sBBBBB7xHHIQQQIHHHHHH", b"\x7fELF", 2, 1, 1, 0, 0,
+                       3, 62, 1, 0, 64, 0, 0, 64, 56, 1, 0, 0, 0)
+    phdr = struct.pack("<IIQQQQQQ", 1, 5, 0, 0, 0, 0x2000, 0x2000, 0x1000)
+    return (ehdr + phdr).ljust(0x2000, b"\0")
+
+
+def first_function(path):
+    """File offset of the first sized function of path's .dynsym."""
+    d = open(path, "rb").read()
+    phoff, shoff = struct.unpack_from("<QQ", d, 0x20)
+    phnum = struct.unpack_from("<H", d, 0x38)[0]
+    shnum = struct.unpack_from("<H", d, 0x3c)[0]
+    loads = []
+    for i in range(phnum):
+        t, _, off, va, _, fsz = struct.unpack_from("<IIQQQQ", d, phoff + 56 * i)
+        if t == 1:
+            loads.append((va, off, fsz))
+    for i in range(shnum):
+        sh = struct.unpack_from("<IIQQQQIIQQ", d, shoff + 64 * i)
+        if sh[1] != 11:  # SHT_DYNSYM
+            continue
+        for k in range(1, sh[5] // 24):
+            _, info, _, shndx, value, size = struct.unpack_from(
+                "<IBBHQQ", d, sh[4] + 24 * k)
+            if info & 0xf == 2 and shndx and value and size > 16:
+                for va, off, fsz in loads:
+                    if va <= value < va + fsz:
+                        return value - va + off
+    sys.exit("no function in " + path)
+
+
+def main():
+    what, out, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if what == "fifo":
+        data = one_module(args[0].encode())
+    elif what == "bigid":
+        sid = (1 << 26) - 1
+        data = (meta(b"MTKT", [t_stack(sid, 1, [0x1234])]) +
+                events([malloc(1, 1000, 0x5000, 100, sid)]))
+    elif what == "forks":
+        maps, n = int(args[0]), int(args[1])
+        recs = [m_exec(1)]
+        for i in range(maps):
+            start = BASE + i * SPAN
+            recs.append(m_map(1, start, start + SPAN, 0x1000 * i,
+                              b"/nonexistent/lib%d.so" % i))
+        for c in range(n):
+            recs.append(m_fork(1000 + c, 1))
+        last = BASE + (maps - 1) * SPAN
+        stacks = [t_stack(c + 1, 1000 + c, [last + 0x21, BASE + 0x31])
+                  for c in range(n)]
+        evs = [malloc(1000 + c, 1000 + c, 0x5000, 10 + c % 7, c + 1)
+               for c in range(n)]
+        data = meta(b"MTKM", recs) + meta(b"MTKT", stacks) + events(evs)
+    elif what == "modules":
+        n = int(args[0])
+        recs = [m_exec(1)]
+        stacks = []
+        evs = []
+        for i in range(n):
+            start = BASE + i * SPAN
+            recs.append(m_map(1, start, start + SPAN, 0,
+                              b"/nonexistent/mod%d.so" % i))
+            stacks.append(t_stack(i + 1, 1, [start + 0x41]))
+            evs.append(malloc(1, 1000 + i, 0x5000 + 16 * i, 8, i + 1))
+        data = meta(b"MTKM", recs) + meta(b"MTKT", stacks) + events(evs)
+    elif what == "names":
+        d = args[0].encode()
+        names = [b"semi;colon.so", b"new\nline.so", b"xml<&\">.so",
+                 b"bad\xff\xfeutf8.so", b"cut\xc3.so", b"ok-\xc3\xa9.so"]
+        recs = [m_exec(1)]
+        stacks = []
+        evs = []
+        for i, nm in enumerate(names):
+            start = BASE + i * SPAN
+            recs.append(m_map(1, start, start + SPAN, 0, d + b"/" + nm))
+            stacks.append(t_stack(i + 1, 1, [start + 0x11]))
+            evs.append(malloc(1, 1000 + i, 0x5000 + 16 * i, 100 + i, i + 1))
+        data = meta(b"MTKM", recs) + meta(b"MTKT", stacks) + events(evs)
+    elif what == "nosyms":
+        with open(args[0], "wb") as f:
+            f.write(minimal_elf())
+        data = one_module(args[0].encode())
+    elif what == "pids":
+        evs = [msgpack.packb({"pid": p, "tid": p, "timestamp": 1000 * p,
+                              "addr": 0x5000, "type": "Malloc", "size": 8})
+               for p in range(1, int(args[0]) + 1)]
+        data = zstandard.ZstdCompressor(level=19).compress(b"".join(evs))
+    elif what in ("spellings", "buildids"):
+        n = int(args[1])
+        func = first_function(args[0])
+        moff = func & ~0xfff
+        recs = [m_exec(1)]
+        stacks = []
+        evs = []
+        for i in range(n):
+            start = BASE + i * 0x1000000
+            if what == "spellings":
+                path, bid = b"/" * i + args[0].encode(), b""
+            else:
+                path, bid = args[0].encode(), struct.pack("<5I", *[i] * 5)
+            recs.append(m_map(1, start, start + 0x1000000, moff, path, bid))
+            stacks.append(t_stack(i + 1, 1, [start + func - moff + 1]))
+            evs.append(malloc(1, 1000 + i, 0x5000 + 16 * i, 8, i + 1))
+        data = meta(b"MTKM", recs) + meta(b"MTKT", stacks) + events(evs)
+    else:
+        sys.exit("unknown scenario " + what)
+    with open(out, "wb") as f:
+        f.write(data)
+
+
+if __name__ == "__main__":
+    main()
