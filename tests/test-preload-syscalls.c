@@ -328,8 +328,11 @@ START_TEST(test_loss_message)
 	ck_assert_msg(!strstr(err, "watermark"),
 		      "a watermark advised to a source that has none:\n%s",
 		      err);
-	/* the refusal names why */
+	/* the refusal names why: the host's, from the source's flags, and
+	 * the source's own for a watermark given in its args */
 	ck_assert(ebpf_memtrack_refuses("--source preload --high-watermark 50%",
+					"does not apply to source 'preload'"));
+	ck_assert(ebpf_memtrack_refuses("--source preload:high-watermark=50%",
 					"no watermarks"));
 	free(out);
 	free(err);
