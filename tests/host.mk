@@ -20,6 +20,25 @@ tests_fixtures_encoder_no_entry_la_LDFLAGS = $(FIXTURE_FLAGS)
 tests_fixtures_encoder_unresolved_la_SOURCES = tests/fixtures/plugin-fixtures.c
 tests_fixtures_encoder_unresolved_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_UNRESOLVED
 tests_fixtures_encoder_unresolved_la_LDFLAGS = $(FIXTURE_FLAGS)
+# ABI 1.1: a field past the host's struct (set: refused; zero: loads), a
+# name outside [a-z0-9-]
+check_LTLIBRARIES += \
+	tests/fixtures/encoder-ops-tail-set.la \
+	tests/fixtures/encoder-ops-tail-zero.la \
+	tests/fixtures/encoder-desc-tail-set.la \
+	tests/fixtures/encoder-under-score.la
+tests_fixtures_encoder_ops_tail_set_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_ops_tail_set_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_OPS_TAIL_SET
+tests_fixtures_encoder_ops_tail_set_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_ops_tail_zero_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_ops_tail_zero_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_OPS_TAIL_ZERO
+tests_fixtures_encoder_ops_tail_zero_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_desc_tail_set_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_desc_tail_set_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DESC_TAIL_SET
+tests_fixtures_encoder_desc_tail_set_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_under_score_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_under_score_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_UNDERSCORE
+tests_fixtures_encoder_under_score_la_LDFLAGS = $(FIXTURE_FLAGS)
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test-plugin-loader
