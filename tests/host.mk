@@ -57,3 +57,7 @@ if ENABLE_EBPF
 TESTS += tests/test-lifecycle.sh
 endif
 dist_noinst_SCRIPTS += tests/test-lifecycle.sh
+
+# ABI 1.1 from C++: the headers, and the C++ example encoder built and run
+TESTS += tests/test-cxx-plugin.sh
+dist_noinst_SCRIPTS += tests/test-cxx-plugin.sh

@@ -34,7 +34,7 @@
  *     it allocated itself: the host then calls neither destroy() nor
  *     close() and never reads *state, which the plugin may have written.
  *
- * The header is C99 and C++11 (since 1.1): a plugin may be written in C++;
+ * The header is C11 and C++11 (since 1.1): a plugin may be written in C++;
  * MT_PLUGIN_DEFINE gives the entry point C linkage.
  * Plugins are found by file name "<kind>-<name>.so" in the plugin search path
  * (MEMTRACK_PLUGIN_PATH, the build tree, then pkg-config's plugindir).
