@@ -36,6 +36,7 @@ static void usage(FILE *out)
 		"       memtrack report --diff A B [--format text|json]\n"
 		"                                            compare two recordings per site\n"
 		"       memtrack plugins                     list plugins\n"
+		"       memtrack COMMAND --help              a subcommand's options\n"
 		"\n"
 		"Options:\n"
 		"  --source NAME[:ARGS]   event source (default: ebpf)\n"
@@ -66,6 +67,57 @@ static void usage(FILE *out)
 		"before the damage, a warning on stderr and exit 0; exit 1 when no event\n"
 		"could be read.\n",
 		MT_PLUGINDIR);
+}
+
+/*
+ * The subcommands' help. Each "  -" line is an option, and
+ * tests/test-manpages.sh checks that the man page documents exactly those
+ * (man/memtrack-*.1): change both together.
+ */
+static void usage_report(FILE *out)
+{
+	fputs("Usage: memtrack report [OPTIONS] FILE\n"
+	      "       memtrack report --diff [--format text|json] A B\n"
+	      "Summarise a recording ('-' for stdin): per process peak, leaks,\n"
+	      "temporaries, top sites; collapsed stacks, an SVG or HTML chart.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --format FORMAT        text (default), json, collapsed, svg or html\n"
+	      "  --pid PID              only process PID\n"
+	      "  --weight WEIGHT        rank sites by bytes (default) or count\n"
+	      "  --diff                 what grew and shrank per site from A to B\n"
+	      "  -h, --help             this text\n"
+	      "\n"
+	      "A damaged file gives the report of the events before the damage,\n"
+	      "a warning and exit 0; exit 1 when no event could be read.\n",
+	      out);
+}
+
+static void usage_dump(FILE *out)
+{
+	fputs("Usage: memtrack dump FILE\n"
+	      "Print the events of a recording ('-' for stdin) as JSON lines.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -h, --help             this text\n",
+	      out);
+}
+
+static void usage_plugins(FILE *out)
+{
+	fprintf(out,
+		"Usage: memtrack plugins\n"
+		"List the plugins memtrack finds, and why a file is not one.\n"
+		"Searched: $MEMTRACK_PLUGIN_PATH, then %s.\n"
+		"\n"
+		"Options:\n"
+		"  -h, --help             this text\n",
+		MT_PLUGINDIR);
+}
+
+static bool is_help(const char *arg)
+{
+	return !strcmp(arg, "-h") || !strcmp(arg, "--help");
 }
 
 static int usage_error(const char *fmt, ...) MT_PRINTF(1, 2);
@@ -120,6 +172,10 @@ static int cmd_plugins(int argc, char **argv)
 {
 	int bad = 0;
 
+	if (argc == 2 && is_help(argv[1])) {
+		usage_plugins(stdout);
+		return 0;
+	}
 	if (argc > 1) {
 		return usage_error("plugins takes no argument, got '%s'",
 				   argv[1]);
@@ -131,6 +187,10 @@ static int cmd_plugins(int argc, char **argv)
 
 static int cmd_dump(int argc, char **argv)
 {
+	if (argc == 2 && is_help(argv[1])) {
+		usage_dump(stdout);
+		return 0;
+	}
 	if (argc != 2) {
 		return usage_error("dump takes one FILE ('-' for stdin)");
 	}
@@ -144,6 +204,7 @@ static int cmd_report(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "weight", required_argument, NULL, 'w' },
 		{ "diff", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mt_report_opts o = { .format = MT_REPORT_TEXT };
@@ -153,8 +214,11 @@ static int cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'h':
+			usage_report(stdout);
+			return 0;
 		case 'f':
 			if (mt_report_parse_format(optarg, &o.format) < 0) {
 				return usage_error("report --format '%s': want text, json, collapsed, svg or html",

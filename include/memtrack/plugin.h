@@ -195,8 +195,7 @@ struct mt_source_stats {
 #define MT_SOURCE_EOF 1 /* the source will produce nothing more */
 
 /*
- * Threading: every callback runs on the host's poller thread, except
- * wakeup(), which any thread (or a signal handler) may call.
+ * Threading: every callback runs on the host's poller thread.
  */
 struct mt_source_ops {
 	uint32_t size;
