@@ -61,3 +61,18 @@ dist_noinst_SCRIPTS += tests/test-lifecycle.sh
 # ABI 1.1 from C++: the headers, and the C++ example encoder built and run
 TESTS += tests/test-cxx-plugin.sh
 dist_noinst_SCRIPTS += tests/test-cxx-plugin.sh
+
+# A failed create()/open() is not followed by destroy()/close()
+check_LTLIBRARIES += tests/fixtures/source-fail-create.la \
+	tests/fixtures/encoder-fail-create.la tests/fixtures/sink-fail-open.la
+tests_fixtures_source_fail_create_la_SOURCES = tests/fixtures/fail-create.c
+tests_fixtures_source_fail_create_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_SOURCE
+tests_fixtures_source_fail_create_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_fail_create_la_SOURCES = tests/fixtures/fail-create.c
+tests_fixtures_encoder_fail_create_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_ENCODER
+tests_fixtures_encoder_fail_create_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_sink_fail_open_la_SOURCES = tests/fixtures/fail-create.c
+tests_fixtures_sink_fail_open_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_SINK
+tests_fixtures_sink_fail_open_la_LDFLAGS = $(FIXTURE_FLAGS)
+TESTS += tests/test-plugin-contracts.sh
+dist_noinst_SCRIPTS += tests/test-plugin-contracts.sh
