@@ -55,6 +55,7 @@ extern "C" {
 
 #define MT_PLUGIN_ENTRY_SYMBOL "memtrack_plugin_v1"
 
+/* since 1.1: C linkage for the entry point of a plugin written in C++ */
 #ifdef __cplusplus
 #define MT_EXTERN_C extern "C"
 #else
