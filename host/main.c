@@ -36,7 +36,7 @@ static void usage(FILE *out)
 		"       memtrack report --diff A B [--format text|json]\n"
 		"                                            compare two recordings per site\n"
 		"       memtrack plugins                     list plugins\n"
-		"       memtrack dump|report|plugins --help  help on each\n"
+		"       memtrack COMMAND --help              a subcommand's options\n"
 		"\n"
 		"Options:\n"
 		"  --source NAME[:ARGS]   event source (default: ebpf)\n"
@@ -67,6 +67,63 @@ static void usage(FILE *out)
 		"before the damage, a warning on stderr and exit 0; exit 1 when no event\n"
 		"could be read.\n",
 		MT_PLUGINDIR);
+}
+
+/*
+ * The subcommands' help. Each "  -" line is an option, and
+ * tests/test-manpages.sh checks that the man page documents exactly those
+ * (man/memtrack-*.1): change both together.
+ */
+static void usage_report(FILE *out)
+{
+	fputs("Usage: memtrack report [OPTIONS] FILE\n"
+	      "       memtrack report --diff [--format text|json] A B\n"
+	      "Summarise a recording ('-' for stdin): per process peak, leaks,\n"
+	      "temporaries, top sites; collapsed stacks, an SVG or HTML chart,\n"
+	      "a pprof profile.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --format FORMAT        text (default), json, collapsed, svg, html\n"
+	      "                         or pprof (gzipped profile.proto)\n"
+	      "  --pid PID              only process PID\n"
+	      "  --weight WEIGHT        rank sites by bytes (default) or count\n"
+	      "  --at WHEN              pprof's in-use heap: end (default) or peak\n"
+	      "  --diff                 what grew and shrank per site from A to B\n"
+	      "  -h, --help             this text\n"
+	      "\n"
+	      "A damaged file gives the report of the events before the damage,\n"
+	      "a warning and exit 0; exit 1 when no event could be read; 2 for a\n"
+	      "usage error.\n",
+	      out);
+}
+
+static void usage_dump(FILE *out)
+{
+	fputs("Usage: memtrack dump [--] FILE\n"
+	      "Print the events of a recording ('-' for stdin) as JSON lines.\n"
+	      "Exit status: 1 when the file cannot be read whole (the events\n"
+	      "before the damage are printed), 2 for a usage error.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -h, --help             this text\n",
+	      out);
+}
+
+static void usage_plugins(FILE *out)
+{
+	fprintf(out,
+		"Usage: memtrack plugins\n"
+		"List the plugins memtrack finds, and why a file is not one.\n"
+		"Searched: $MEMTRACK_PLUGIN_PATH, then %s.\n"
+		"\n"
+		"Options:\n"
+		"  -h, --help             this text\n",
+		MT_PLUGINDIR);
+}
+
+static bool is_help(const char *arg)
+{
+	return !strcmp(arg, "-h") || !strcmp(arg, "--help");
 }
 
 static int usage_error(const char *fmt, ...) MT_PRINTF(1, 2);
@@ -117,20 +174,12 @@ static void print_plugin(const char *path, const struct mt_plugin *p,
 	       p->desc->description, p->desc->version);
 }
 
-static bool is_help(const char *arg)
-{
-	return !strcmp(arg, "--help") || !strcmp(arg, "-h");
-}
-
 static int cmd_plugins(int argc, char **argv)
 {
 	int bad = 0;
 
 	if (argc == 2 && is_help(argv[1])) {
-		printf("Usage: memtrack plugins\n"
-		       "List the plugins memtrack finds, and why a file of the search path\n"
-		       "is not one. Searched: $MEMTRACK_PLUGIN_PATH, then %s.\n",
-		       MT_PLUGINDIR);
+		usage_plugins(stdout);
 		return 0;
 	}
 	if (argc > 1) {
@@ -154,11 +203,7 @@ static int cmd_dump(int argc, char **argv)
 	int i = 1;
 
 	if (argc == 2 && is_help(argv[1])) {
-		printf("Usage: memtrack dump FILE\n"
-		       "Print the events of a recording (FILE, '-' for stdin) as JSON lines,\n"
-		       "with the keys of the format. Exit status: 1 when the file cannot be\n"
-		       "read whole (the events before the damage are printed), 2 for a usage\n"
-		       "error. 'memtrack dump -- FILE' for a file whose name starts with '-'.\n");
+		usage_dump(stdout);
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "--")) {
@@ -170,23 +215,6 @@ static int cmd_dump(int argc, char **argv)
 		return usage_error("dump takes one FILE ('-' for stdin)");
 	}
 	return mt_dump(argv[i]) < 0 ? 1 : 0;
-}
-
-static void report_usage(void)
-{
-	printf("Usage: memtrack report FILE [--format text|json|collapsed|svg|html]\n"
-	       "                       [--pid PID] [--weight bytes|count]\n"
-	       "       memtrack report --diff A B [--format text|json]\n"
-	       "Summarise a recording (FILE, '-' for stdin): peak, leaks, temporaries,\n"
-	       "top sites, charts; or compare two recordings per site.\n"
-	       "  --format F    text (default), json, collapsed (flamegraph.pl input),\n"
-	       "                svg, html\n"
-	       "  --pid PID     only this process\n"
-	       "  --weight W    what collapsed, svg and html weigh: bytes or count\n"
-	       "  --diff        A and B: what grew and shrank, per site\n"
-	       "A damaged file (cut short, corrupt) gives the report of the events\n"
-	       "before the damage, a warning on stderr and exit 0; exit 1 when no event\n"
-	       "could be read; 2 for a usage error.\n");
 }
 
 static int cmd_report(int argc, char **argv)
@@ -210,7 +238,7 @@ static int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			report_usage();
+			usage_report(stdout);
 			return 0;
 		case 'f':
 			if (mt_report_parse_format(optarg, &o.format) < 0) {

@@ -107,6 +107,8 @@ static size_t search_dirs(char dirs[][PATH_MAX], size_t max)
 	return n;
 }
 
+/* The header's rule, [a-z0-9-]+ (1-64): the name is also half of the
+ * file name, <kind>-<name>.so. */
 static bool valid_name(const char *name)
 {
 	const char *c;
@@ -116,7 +118,7 @@ static bool valid_name(const char *name)
 	}
 	for (c = name; *c; c++) {
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
-		      *c == '-' || *c == '_')) {
+		      *c == '-')) {
 			return false;
 		}
 	}
@@ -130,11 +132,36 @@ struct ops_header {
 	uint16_t abi_minor;
 };
 
+/*
+ * A struct larger than ours is fine as long as we lose nothing by cutting
+ * it: every byte past host_size must be zero (libbpf's rule). A plugin
+ * that set a field we do not know would otherwise run without it.
+ */
+static int check_tail(struct mt_plugin *p, const char *what, const void *s,
+		      size_t plugin_size, size_t host_size, char **why)
+{
+	const unsigned char *b = s;
+	size_t i;
+
+	for (i = host_size; i < plugin_size; i++) {
+		if (b[i]) {
+			set_why(why,
+				"%s: plugin '%s': %s of %zu bytes, memtrack (ABI %u.%u) knows %zu: byte %zu is not zero (a field of a newer memtrack?)",
+				p->path, p->desc->name, what, plugin_size,
+				MT_ABI_MAJOR, MT_ABI_MINOR, host_size, i);
+			return -E2BIG;
+		}
+	}
+	return 0;
+}
+
 static int check_ops(struct mt_plugin *p, const void *ops, size_t min,
 		     size_t host_size, void *copy, char **why)
 {
 	const struct ops_header *h = ops;
 	const char *kind = mt_plugin_kind_name(p->desc->kind);
+	char kind_ops[32];
+	int err;
 
 	if (!ops) {
 		set_why(why, "%s: %s plugin '%s' has no operations", p->path,
@@ -153,6 +180,11 @@ static int check_ops(struct mt_plugin *p, const void *ops, size_t min,
 			"%s: %s operations are %u bytes, ABI %u.0 needs at least %zu",
 			p->path, kind, h->size, MT_ABI_MAJOR, min);
 		return -EPROTO;
+	}
+	snprintf(kind_ops, sizeof(kind_ops), "%s operations", kind);
+	err = check_tail(p, kind_ops, ops, h->size, host_size, why);
+	if (err < 0) {
+		return err;
 	}
 	/* Fields past the plugin's size keep their zero default. */
 	memset(copy, 0, host_size);
@@ -190,14 +222,18 @@ static int check_plugin(struct mt_plugin *p, char **why)
 		return -EINVAL;
 	}
 	if (!valid_name(d->name)) {
-		set_why(why, "%s: invalid plugin name (want [a-z0-9_-], 1-64)",
-			p->path);
+		set_why(why, "%s: invalid plugin name '%.64s' (want [a-z0-9-]+, 1-64 characters)",
+			p->path, d->name ? d->name : "(null)");
 		return -EINVAL;
 	}
 	if (!d->description || !d->version) {
 		set_why(why, "%s: plugin '%s' lacks a description or version",
 			p->path, d->name);
 		return -EINVAL;
+	}
+	err = check_tail(p, "descriptor", d, d->size, sizeof(*d), why);
+	if (err < 0) {
+		return err;
 	}
 
 	switch (d->kind) {

@@ -20,6 +20,25 @@ tests_fixtures_encoder_no_entry_la_LDFLAGS = $(FIXTURE_FLAGS)
 tests_fixtures_encoder_unresolved_la_SOURCES = tests/fixtures/plugin-fixtures.c
 tests_fixtures_encoder_unresolved_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_UNRESOLVED
 tests_fixtures_encoder_unresolved_la_LDFLAGS = $(FIXTURE_FLAGS)
+# ABI 1.1: a field past the host's struct (set: refused; zero: loads), a
+# name outside [a-z0-9-]
+check_LTLIBRARIES += \
+	tests/fixtures/encoder-ops-tail-set.la \
+	tests/fixtures/encoder-ops-tail-zero.la \
+	tests/fixtures/encoder-desc-tail-set.la \
+	tests/fixtures/encoder-under-score.la
+tests_fixtures_encoder_ops_tail_set_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_ops_tail_set_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_OPS_TAIL_SET
+tests_fixtures_encoder_ops_tail_set_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_ops_tail_zero_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_ops_tail_zero_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_OPS_TAIL_ZERO
+tests_fixtures_encoder_ops_tail_zero_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_desc_tail_set_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_desc_tail_set_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_DESC_TAIL_SET
+tests_fixtures_encoder_desc_tail_set_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_under_score_la_SOURCES = tests/fixtures/plugin-fixtures.c
+tests_fixtures_encoder_under_score_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_UNDERSCORE
+tests_fixtures_encoder_under_score_la_LDFLAGS = $(FIXTURE_FLAGS)
 
 # Plugins that fail without saying why: the host names them (test-cli.sh).
 check_LTLIBRARIES += tests/fixtures/source-silent.la \
@@ -60,3 +79,22 @@ if ENABLE_EBPF
 TESTS += tests/test-stress.sh
 endif
 dist_noinst_SCRIPTS += tests/test-stress.sh
+
+# ABI 1.1 from C++: the headers, and the C++ example encoder built and run
+TESTS += tests/test-cxx-plugin.sh
+dist_noinst_SCRIPTS += tests/test-cxx-plugin.sh
+
+# A failed create()/open() is not followed by destroy()/close()
+check_LTLIBRARIES += tests/fixtures/source-fail-create.la \
+	tests/fixtures/encoder-fail-create.la tests/fixtures/sink-fail-open.la
+tests_fixtures_source_fail_create_la_SOURCES = tests/fixtures/fail-create.c
+tests_fixtures_source_fail_create_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_SOURCE
+tests_fixtures_source_fail_create_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_encoder_fail_create_la_SOURCES = tests/fixtures/fail-create.c
+tests_fixtures_encoder_fail_create_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_ENCODER
+tests_fixtures_encoder_fail_create_la_LDFLAGS = $(FIXTURE_FLAGS)
+tests_fixtures_sink_fail_open_la_SOURCES = tests/fixtures/fail-create.c
+tests_fixtures_sink_fail_open_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_SINK
+tests_fixtures_sink_fail_open_la_LDFLAGS = $(FIXTURE_FLAGS)
+TESTS += tests/test-plugin-contracts.sh
+dist_noinst_SCRIPTS += tests/test-plugin-contracts.sh

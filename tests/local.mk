@@ -4,7 +4,8 @@ AM_TESTS_ENVIRONMENT = \
 	MEMTRACK_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs'; export MEMTRACK_PLUGIN_PATH; \
 	MT_TESTDATA='$(abs_top_srcdir)/tests/fixtures/codspeed-format'; export MT_TESTDATA; \
 	MT_BUILDDIR='$(abs_top_builddir)'; export MT_BUILDDIR; \
-	MT_SRCDIR='$(abs_top_srcdir)'; export MT_SRCDIR;
+	MT_SRCDIR='$(abs_top_srcdir)'; export MT_SRCDIR; \
+	CC='$(CC)'; CXX='$(CXX)'; export CC CXX;
 
 # Every test runs through run-test.sh: the BPF tests alone (see there).
 LOG_COMPILER = $(SHELL) $(srcdir)/tests/run-test.sh

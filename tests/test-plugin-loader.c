@@ -169,6 +169,60 @@ START_TEST(test_truncated)
 }
 END_TEST
 
+/* ABI 1.1: a struct larger than the host's, with a field set that the
+ * host does not know, is refused, naming the plugin and the byte. */
+START_TEST(test_ops_tail_set)
+{
+	char *why = refused(fixtures, "encoder-ops-tail-set.so", -E2BIG);
+
+	ck_assert_msg(strstr(why, "plugin 'fixture': encoder operations of 72 bytes, memtrack (ABI 1.2) knows 64: byte 64 is not zero") != NULL,
+		      "%s", why);
+	free(why);
+}
+END_TEST
+
+START_TEST(test_desc_tail_set)
+{
+	char *why = refused(fixtures, "encoder-desc-tail-set.so", -E2BIG);
+
+	ck_assert_msg(strstr(why, "plugin 'fixture': descriptor of 56 bytes, memtrack (ABI 1.2) knows 48: byte 48 is not zero") != NULL,
+		      "%s", why);
+	free(why);
+}
+END_TEST
+
+/* Zero past the host's size: nothing is lost, the plugin loads. */
+START_TEST(test_ops_tail_zero)
+{
+	char path[PATH_MAX * 2];
+	struct mt_plugin *p = NULL;
+	char *why = NULL;
+
+	snprintf(path, sizeof(path), "%s/encoder-ops-tail-zero.so", fixtures);
+	ck_assert_msg(mt_plugin_open(path, &p, &why) == 0, "%s", why);
+	ck_assert_uint_eq(p->desc->ops.encoder->size,
+			  sizeof(struct mt_encoder_ops) + sizeof(void *));
+	ck_assert_ptr_nonnull(p->ops.encoder.encode);
+	mt_plugin_close(p);
+}
+END_TEST
+
+/* The header's name rule, [a-z0-9-]+, is the loader's. */
+START_TEST(test_name_rule)
+{
+	char *why = refused(fixtures, "encoder-under-score.so", -EINVAL);
+	struct mt_plugin *p = (void *)1;
+
+	ck_assert_msg(strstr(why, "invalid plugin name 'under_score' (want [a-z0-9-]+, 1-64 characters)") != NULL,
+		      "%s", why);
+	free(why);
+	setenv("MEMTRACK_PLUGIN_PATH", fixtures, 1);
+	ck_assert_int_eq(mt_plugin_load(MT_PLUGIN_ENCODER, "under_score", &p),
+			 -EINVAL);
+	ck_assert_ptr_null(p);
+}
+END_TEST
+
 START_TEST(test_good_plugins)
 {
 	static const struct {
@@ -223,6 +277,11 @@ static Suite *loader_suite(void)
 	tcase_add_test(tc, test_unresolved);
 	tcase_add_test(tc, test_not_elf);
 	tcase_add_test(tc, test_truncated);
+
+	tcase_add_test(tc, test_ops_tail_set);
+	tcase_add_test(tc, test_desc_tail_set);
+	tcase_add_test(tc, test_ops_tail_zero);
+	tcase_add_test(tc, test_name_rule);
 	tcase_add_test(tc, test_good_plugins);
 	tcase_add_test(tc, test_load_by_name);
 	suite_add_tcase(s, tc);

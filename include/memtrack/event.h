@@ -56,7 +56,12 @@ struct mt_event {
 	uint64_t reserved[2]; /* zero; room to grow without a major bump */
 };
 
+/* C11 and C++11 spell it differently; the header is for both (since 1.1). */
+#ifdef __cplusplus
+static_assert(sizeof(struct mt_event) == 64, "mt_event is ABI: 64 bytes");
+#else
 _Static_assert(sizeof(struct mt_event) == 64, "mt_event is ABI: 64 bytes");
+#endif
 
 static inline const char *mt_event_kind_name(unsigned int kind)
 {

@@ -10,8 +10,15 @@
  *   - desc->abi_minor must not be newer than the host's MT_ABI_MINOR;
  *   - desc->size and every ops->size must cover at least the fields of
  *     ABI 1.0; fields beyond a plugin's size take their defaults (NULL
- *     callbacks mean "not supported").
- * Structures only ever grow at their end.
+ *     callbacks mean "not supported");
+ *   - bytes past the host's own size of a struct must be zero (since 1.1):
+ *     a plugin that sets a field this host does not know is refused, with
+ *     a line naming the file and the offset, rather than silently
+ *     truncated (libbpf's rule for its option structs);
+ *   - desc->name matches [a-z0-9-]+, at most 64 characters (since 1.1 the
+ *     loader refuses anything else, '_' included).
+ * Structures only ever grow at their end. What a minor version added is
+ * marked "since 1.N" where it is declared.
  *
  * Conventions for every callback that crosses the boundary:
  *   - Errors: a negative errno value; the plugin first explains the failure
@@ -23,7 +30,12 @@
  *   - Args: the text after "NAME:" on the command line, or NULL; the plugin
  *     parses it and refuses what it does not understand with -EINVAL.
  *   - Threading: stated per kind below.
+ *   - A failed create() or open() (negative return) has released whatever
+ *     it allocated itself: the host then calls neither destroy() nor
+ *     close() and never reads *state, which the plugin may have written.
  *
+ * The header is C11 and C++11 (since 1.1): a plugin may be written in C++;
+ * MT_PLUGIN_DEFINE gives the entry point C linkage.
  * Plugins are found by file name "<kind>-<name>.so" in the plugin search path
  * (MEMTRACK_PLUGIN_PATH, the build tree, then pkg-config's plugindir).
  */
@@ -42,6 +54,13 @@ extern "C" {
 #define MT_ABI_MINOR 2
 
 #define MT_PLUGIN_ENTRY_SYMBOL "memtrack_plugin_v1"
+
+/* since 1.1: C linkage for the entry point of a plugin written in C++ */
+#ifdef __cplusplus
+#define MT_EXTERN_C extern "C"
+#else
+#define MT_EXTERN_C
+#endif
 
 #if defined(__GNUC__)
 #define MT_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -74,7 +93,7 @@ typedef int (*mt_meta_cb)(void *ctx, unsigned int variant, const void *data,
 
 /*
  * Services of the host. Valid from create() until destroy() returns.
- * log() may be called from any thread.
+ * log() and decode() may be called from any thread.
  */
 struct mt_host {
 	uint32_t size;
@@ -87,7 +106,9 @@ struct mt_host {
 	int log_level;
 	/* Decode a stream with the decoder of encoder plugin `encoder` (NULL:
 	 * "msgpack-zstd"); same contract as mt_encoder_ops.decode. Lets a
-	 * source replay files without linking a codec of its own. */
+	 * source replay files without linking a codec of its own. Any
+	 * thread, several at once: each call decodes with a state of its
+	 * own and runs the callbacks on the calling thread. */
 	int (*decode)(const struct mt_host *host, const char *encoder, int fd,
 		      const char *name, mt_event_cb on_events,
 		      mt_meta_cb on_meta, void *ctx);
@@ -107,8 +128,15 @@ struct mt_host {
 /*
  * Where a source puts events: mt_emit() hands out the next free slot of the
  * current batch; the host's flush() moves a full batch on to the encoders.
- * Fields are the host's; a source only calls mt_emit(). Not thread-safe:
- * one source thread.
+ * Fields are the host's; a source only calls mt_emit() and meta(). Not
+ * thread-safe: one source thread.
+ *
+ * The only ABI struct without a size header, on purpose: 1.0 plugins have
+ * mt_emit() inlined, reading cur, end and flush at offsets 0, 8 and 16, so
+ * a leading size would move them (a major bump). None is needed either:
+ * the host fills this struct and is never older than a plugin's minor
+ * (a newer minor is refused), so every field a plugin knows is there.
+ * Fields only grow at its end.
  */
 struct mt_emitter {
 	struct mt_event *cur;
@@ -124,7 +152,9 @@ struct mt_emitter {
 	int (*meta)(struct mt_emitter *em, const void *data, size_t len);
 };
 
-/* The next slot to fill, or NULL when the pipeline has failed. */
+/* The next slot to fill, or NULL when the pipeline has failed: the host
+ * has logged why, so the source returns -EPIPE from read() or drain()
+ * without a message of its own, and the recording ends. */
 static inline struct mt_event *mt_emit(struct mt_emitter *em)
 {
 	if (em->cur == em->end && em->flush(em) < 0) {
@@ -188,8 +218,7 @@ struct mt_source_stats {
 #define MT_SOURCE_EOF 1 /* the source will produce nothing more */
 
 /*
- * Threading: every callback runs on the host's poller thread, except
- * wakeup(), which any thread (or a signal handler) may call.
+ * Threading: every callback runs on the host's poller thread.
  */
 struct mt_source_ops {
 	uint32_t size;
@@ -205,7 +234,12 @@ struct mt_source_ops {
 	 * always has work until EOF (a file replay). */
 	int (*poll_fd)(void *state);
 	/* Move at most max events into em. Returns the number moved (>= 0) or a
-	 * negative errno; sets *flags |= MT_SOURCE_EOF when exhausted. */
+	 * negative errno; sets *flags |= MT_SOURCE_EOF when exhausted. 0
+	 * without EOF means "nothing now": the host waits for poll_fd to be
+	 * readable, and calls read() again; a source without a poll fd is
+	 * called again at once, so it must not return 0 without EOF for
+	 * long. Fewer than max also ends the host's reading until the next
+	 * poll. When mt_emit() gives NULL: return -EPIPE. */
 	int (*read)(void *state, struct mt_emitter *em, size_t max,
 		    uint32_t *flags);
 	/* Called between reads and on every poll tick: housekeeping such as
@@ -301,8 +335,15 @@ struct mt_sink_ops {
 
 	int (*open)(const struct mt_host *host, const char *args,
 		    void **state);
+	/* Store len bytes, all of them: data is borrowed for the call (the
+	 * host frees the frame once write() returns) and each call is one
+	 * whole frame. There is no partial write: the sink loops on short
+	 * writes itself. Returns 0, or a negative errno after logging what
+	 * failed; the host then writes nothing more and calls close(). */
 	int (*write)(void *state, const void *data, size_t len);
-	/* Flush and release; returns the first error not reported yet. */
+	/* Flush and release; returns the first error not reported yet.
+	 * Called once for every successful open(), after a failed write()
+	 * too. */
 	int (*close)(void *state);
 };
 
@@ -315,7 +356,7 @@ struct mt_plugin_desc {
 	uint16_t abi_major;
 	uint16_t abi_minor;
 	uint32_t kind;           /* enum mt_plugin_kind */
-	const char *name;        /* [a-z0-9-]+, unique per kind */
+	const char *name;        /* [a-z0-9-]+, 1-64, unique per kind */
 	const char *description; /* one line */
 	const char *version;     /* the plugin's own version */
 	union {
@@ -333,8 +374,8 @@ typedef const struct mt_plugin_desc *(*mt_plugin_entry_fn)(void);
 	.abi_minor = MT_ABI_MINOR
 
 #define MT_PLUGIN_DEFINE(desc_var)                                         \
-	MT_PLUGIN_EXPORT const struct mt_plugin_desc *memtrack_plugin_v1(  \
-		void);                                                     \
+	MT_EXTERN_C MT_PLUGIN_EXPORT const struct mt_plugin_desc *         \
+	memtrack_plugin_v1(void);                                          \
 	const struct mt_plugin_desc *memtrack_plugin_v1(void)             \
 	{                                                                  \
 		return &(desc_var);                                        \
