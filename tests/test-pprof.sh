@@ -96,11 +96,12 @@ LH=$(grep -n "@helper \*/" "$SRC" | cut -d: -f1)
 LI=$(grep -n "@inline \*/" "$SRC" | cut -d: -f1)
 # -raw: "ID: 0xADDR M=MAPPING FUNCTION FILE:LINE s=START", inlined
 # functions first, the function they are inlined into on the next line;
-# files absolute (the compilation directory joined)
+# files absolute (the compilation directory joined), or as the build mapped
+# them (-ffile-prefix-map=DIR=., as Debian's package build does)
 has "$T/raw" "sym-sites -raw" \
-	"M=[1-9][0-9]* sym_block /.*/sym-sites\.c:$LB s=" \
-	"M=[1-9][0-9]* sym_small /.*/sym-sites\.c:$LH s=" \
-	"^ +main /.*/sym-sites\.c:$LI s=" \
+	"M=[1-9][0-9]* sym_block [^ ]*sym-sites\.c:$LB s=" \
+	"M=[1-9][0-9]* sym_small [^ ]*sym-sites\.c:$LH s=" \
+	"^ +main [^ ]*sym-sites\.c:$LI s=" \
 	"M=[1-9][0-9]* __libc_start_call_main .*/libc_start_call_main\.h:[0-9]+ s=" \
 	"^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ .*/sym-sites [0-9a-f]{40} \[FN\]\[FL\]\[LN\]\[IN\]$"
 "$GO" tool pprof -top -sample_index=alloc_space "$T/s.pb.gz" >"$T/top" 2>&1
