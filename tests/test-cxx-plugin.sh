@@ -55,6 +55,16 @@ else
 	fail "CSV differs from dump"; diff "$T/want.csv" "$T/out.csv" | head
 fi
 
+# A recording with metadata frames (skippable frames: stack tables, the
+# summary every recording ends with) through an encoder without metadata:
+# the events are written, the frames are not, one warning says so.
+REC="$MT_TESTDATA/extended-keys-and-skippable-frames.mt"
+MEMTRACK_PLUGIN_PATH="$T" expect_exit 0 "metadata it cannot store" -- \
+	"$MT" --encoder csv --source "replay:$REC" --sink "file:$T/meta.csv"
+stderr_is "metadata: one warning" "the encoder cannot store metadata"
+[ "$(wc -l <"$T/meta.csv")" -eq "$("$MT" dump "$REC" | wc -l)" ] \
+	&& ok "metadata: every event written" || fail "metadata: events"
+
 MEMTRACK_PLUGIN_PATH="$T" expect_exit 1 "refuses options" -- "$MT" \
 	--encoder csv:x=1 --source "replay:$MT_TESTDATA/golden.mt" \
 	--sink "file:$T/x.csv"

@@ -46,6 +46,7 @@ struct replay {
 	unsigned long lineno;
 	struct mt_emitter *em; /* during decode */
 	int emit_err;
+	bool meta_unsupported; /* said once */
 };
 
 static int replay_create(const struct mt_host *host, const char *args,
@@ -117,6 +118,17 @@ static int emit_meta(void *ctx, unsigned int variant, const void *data,
 		return 0; /* a host without metadata: nothing to keep it in */
 	}
 	err = r->em->meta(r->em, data, len);
+	if (err == -ENOTSUP) {
+		/* an encoder without metadata (a CSV, say): the events are
+		 * what it writes, and stacks stay ids */
+		if (!r->meta_unsupported) {
+			r->host->log(r->host, MT_LOG_WARN, PLUGIN,
+				     "%s: the encoder cannot store metadata: its frames are not copied",
+				     r->path);
+			r->meta_unsupported = true;
+		}
+		return 0;
+	}
 	if (err < 0) {
 		r->host->log(r->host, MT_LOG_ERROR, PLUGIN,
 			     "%s: a metadata frame of %zu bytes cannot be copied: %s",
