@@ -11,7 +11,8 @@ FUZZ_RSS_MB = 2048
 FUZZ_SAN = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -Wall \
 	-Wno-unused-parameter -Wno-bitwise-instead-of-logical -pthread
-FUZZ_CPPFLAGS = -I$(top_builddir) -I$(top_srcdir)/include \
+FUZZ_CPPFLAGS = -I$(top_builddir) -I$(top_builddir)/report \
+	-I$(top_srcdir)/include \
 	-I$(top_srcdir)/common -I$(top_srcdir)/host -I$(top_srcdir)/report \
 	-I$(top_srcdir)/fuzz
 # fuzz/KNOWN: qsort(NULL, 0) in symbolize.c (a module without function
@@ -32,6 +33,12 @@ FUZZ_SYM_SRC = $(srcdir)/report/symbolize.c \
 	$(filter-out %/bpf-check.c,$(wildcard $(srcdir)/common/*.c))
 FUZZ_REPORT_SRC = $(filter-out %/symbolize.c $(srcdir)/report/sym-%.c, \
 	$(wildcard $(srcdir)/report/*.c))
+# generated in the build tree: pprof's protobuf code, the html script
+FUZZ_REPORT_GEN = report/profile.pb-c.c
+FUZZ_REPORT_GEN_H = report/profile.pb-c.h report/report-html.js.h
+# libdw names frames (report/sym-dwarf.c); protobuf-c and zlib: pprof
+FUZZ_SYM_LIBS = $(LIBDW_CFLAGS) $(LIBELF_CFLAGS) $(LIBDW_LIBS) \
+	$(LIBELF_LIBS) -ldl
 
 FUZZ_H = $(srcdir)/fuzz/fuzz-common.h $(srcdir)/fuzz/fuzz-sym.h config.h
 FUZZ_BUILD = $(AM_V_CCLD)$(MKDIR_P) fuzz && \
@@ -43,22 +50,23 @@ fuzz/fuzz-decoder: $(srcdir)/fuzz/fuzz-decoder.c $(FUZZ_DECODER_SRC) $(FUZZ_H)
 fuzz/fuzz-stack-table: $(srcdir)/fuzz/fuzz-stack-table.c $(FUZZ_SYM_SRC) \
 		$(FUZZ_H)
 	$(FUZZ_BUILD) $(FUZZ_SYM_SAN) $(srcdir)/fuzz/fuzz-stack-table.c \
-		$(FUZZ_SYM_SRC) -Wl,--wrap=open $(LIBELF_CFLAGS) \
-		$(LIBELF_LIBS) -ldl
+		$(FUZZ_SYM_SRC) -Wl,--wrap=open $(FUZZ_SYM_LIBS)
 fuzz/fuzz-mappings: $(srcdir)/fuzz/fuzz-mappings.c $(FUZZ_SYM_SRC) $(FUZZ_H)
 	$(FUZZ_BUILD) $(FUZZ_SYM_SAN) $(srcdir)/fuzz/fuzz-mappings.c \
-		$(FUZZ_SYM_SRC) -Wl,--wrap=open $(LIBELF_CFLAGS) \
-		$(LIBELF_LIBS) -ldl
-fuzz/fuzz-jsonl: $(srcdir)/fuzz/fuzz-jsonl.c $(srcdir)/plugins/replay/source.c \
-		$(FUZZ_H)
-	$(FUZZ_BUILD) $(srcdir)/fuzz/fuzz-jsonl.c \
-		$(srcdir)/plugins/replay/source.c
+		$(FUZZ_SYM_SRC) -Wl,--wrap=open $(FUZZ_SYM_LIBS)
+FUZZ_REPLAY_SRC = $(srcdir)/plugins/replay/source.c \
+	$(srcdir)/plugins/replay/json-event.c
+fuzz/fuzz-jsonl: $(srcdir)/fuzz/fuzz-jsonl.c $(FUZZ_REPLAY_SRC) $(FUZZ_H)
+	$(FUZZ_BUILD) -I$(srcdir)/plugins/replay $(srcdir)/fuzz/fuzz-jsonl.c \
+		$(FUZZ_REPLAY_SRC)
 fuzz/fuzz-report: $(srcdir)/fuzz/fuzz-report.c $(FUZZ_REPORT_SRC) \
-		$(FUZZ_SYM_SRC) $(FUZZ_DECODER_SRC) $(FUZZ_H)
+		$(FUZZ_SYM_SRC) $(FUZZ_DECODER_SRC) $(FUZZ_H) \
+		$(FUZZ_REPORT_GEN) $(FUZZ_REPORT_GEN_H)
 	$(FUZZ_BUILD) $(FUZZ_SYM_SAN) $(srcdir)/fuzz/fuzz-report.c \
-		$(FUZZ_REPORT_SRC) $(FUZZ_SYM_SRC) $(FUZZ_DECODER_SRC) \
-		-Wl,--wrap=open $(ZSTD_CFLAGS) $(LIBELF_CFLAGS) $(ZSTD_LIBS) \
-		$(LIBELF_LIBS) -ldl
+		$(FUZZ_REPORT_SRC) $(FUZZ_REPORT_GEN) $(FUZZ_SYM_SRC) \
+		$(FUZZ_DECODER_SRC) -Wl,--wrap=open $(ZSTD_CFLAGS) \
+		$(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) $(ZSTD_LIBS) \
+		$(PROTOBUF_C_LIBS) $(ZLIB_LIBS) $(FUZZ_SYM_LIBS)
 
 fuzz-build: $(FUZZ_TARGETS:%=fuzz/%)
 
