@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include "fuzz-common.h"
+#include "fuzz-zstd.h"
 #include "../plugins/msgpack-zstd/internal.h"
 
 static const struct mt_host fuzz_host = {
@@ -52,51 +53,6 @@ static int on_meta(void *ctx, unsigned int variant, const void *data,
 	return 0;
 }
 
-/* Append a zstd frame of src to out; returns the new length. */
-static size_t add_frame(uint8_t *out, size_t at, size_t cap,
-			const uint8_t *src, size_t len)
-{
-	size_t r = ZSTD_compress(out + at, cap - at, src, len, 1);
-
-	if (ZSTD_isError(r)) {
-		abort();
-	}
-	return at + r;
-}
-
-/* Two frames of msgpack (and maybe a skippable frame between them). */
-static uint8_t *compress_stream(const uint8_t *data, size_t size,
-				unsigned int mode, size_t *out_len)
-{
-	size_t cut = 0, cap, at = 0;
-	uint8_t *out;
-
-	if (size) {
-		cut = data[0] % (size + 1);
-		data++;
-		size--;
-		if (cut > size) {
-			cut = size;
-		}
-	}
-	cap = 2 * ZSTD_compressBound(size) + 64;
-	out = malloc(cap);
-	if (!out) {
-		abort();
-	}
-	at = add_frame(out, at, cap, data, cut);
-	if (mode & 2) {
-		static const uint8_t skip[] = { 0x50, 0x2a, 0x4d, 0x18, 4, 0,
-						0, 0, 'M', 'T', 'K', 'X' };
-
-		memcpy(out + at, skip, sizeof(skip));
-		at += sizeof(skip);
-	}
-	at = add_frame(out, at, cap, data + cut, size - cut);
-	*out_len = at;
-	return out;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mz_state st = { .host = &fuzz_host };
@@ -112,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 	if (mode & 1) {
-		buf = compress_stream(data, size, mode, &size);
+		buf = fuzz_zstd_stream(data, size, mode & 2, &size);
 		data = buf;
 	}
 	fd = fuzz_fd(data, size);

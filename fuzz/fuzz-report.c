@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "fuzz-sym.h"
+#include "fuzz-zstd.h"
 #include "../plugins/msgpack-zstd/internal.h"
 #include "host.h"
 #include "report-analyze.h"
@@ -55,39 +56,6 @@ void mt_host_cleanup(void)
 {
 }
 
-/* see fuzz-decoder.c */
-static uint8_t *compress_stream(const uint8_t *data, size_t size,
-				size_t *out_len)
-{
-	size_t cut = 0, cap, r, at;
-	uint8_t *out;
-
-	if (size) {
-		cut = data[0] % (size + 1);
-		data++;
-		size--;
-		if (cut > size) {
-			cut = size;
-		}
-	}
-	cap = 2 * ZSTD_compressBound(size) + 64;
-	out = malloc(cap);
-	if (!out) {
-		abort();
-	}
-	r = ZSTD_compress(out, cap, data, cut, 1);
-	if (ZSTD_isError(r)) {
-		abort();
-	}
-	at = r;
-	r = ZSTD_compress(out + at, cap - at, data + cut, size - cut, 1);
-	if (ZSTD_isError(r)) {
-		abort();
-	}
-	*out_len = at + r;
-	return out;
-}
-
 static void outputs(struct mt_rep *r, struct mt_report_opts *o)
 {
 	o->format = MT_REPORT_TEXT;
@@ -123,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 	if (mode & 1) {
-		buf = compress_stream(data, size, &size);
+		buf = fuzz_zstd_stream(data, size, 0, &size);
 		data = buf;
 	}
 	if (mode & 4) {

@@ -40,7 +40,8 @@ FUZZ_REPORT_GEN_H = report/profile.pb-c.h report/report-html.js.h
 FUZZ_SYM_LIBS = $(LIBDW_CFLAGS) $(LIBELF_CFLAGS) $(LIBDW_LIBS) \
 	$(LIBELF_LIBS) -ldl
 
-FUZZ_H = $(srcdir)/fuzz/fuzz-common.h $(srcdir)/fuzz/fuzz-sym.h config.h
+FUZZ_H = $(srcdir)/fuzz/fuzz-common.h $(srcdir)/fuzz/fuzz-sym.h \
+	$(srcdir)/fuzz/fuzz-zstd.h config.h
 FUZZ_BUILD = $(AM_V_CCLD)$(MKDIR_P) fuzz && \
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -o $@
 
@@ -98,6 +99,6 @@ clean-fuzz:
 		fuzz/findings
 .PHONY: clean-fuzz
 
-EXTRA_DIST += fuzz/KNOWN fuzz/fuzz-common.h fuzz/fuzz-sym.h \
+EXTRA_DIST += fuzz/KNOWN fuzz/fuzz-common.h fuzz/fuzz-sym.h fuzz/fuzz-zstd.h \
 	fuzz/fuzz-decoder.c fuzz/fuzz-stack-table.c fuzz/fuzz-mappings.c \
 	fuzz/fuzz-jsonl.c fuzz/fuzz-report.c fuzz/make-seeds.py fuzz/corpus
