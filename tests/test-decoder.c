@@ -227,12 +227,13 @@ START_TEST(test_truncated_golden)
 }
 END_TEST
 
-START_TEST(test_truncated_multi_frame)
+/* n deterministic events into ev[n], encoded into all: frames of 7000
+ * events (more than one batch of the decoder), each followed by a
+ * metadata (skippable) frame. */
+static void encode_in_frames(void *state, struct mt_event *ev, size_t n,
+			     struct buf *all)
 {
-	size_t n = 30000, i, off = 0;
-	struct mt_event *ev = calloc(n, sizeof(*ev));
-	struct buf all = { NULL, 0 };
-	void *state = new_state(NULL);
+	size_t i, off = 0;
 	struct mt_frame f;
 
 	ck_assert_ptr_nonnull(ev);
@@ -243,13 +244,23 @@ START_TEST(test_truncated_multi_frame)
 		size_t cnt = n - off < 7000 ? n - off : 7000;
 		struct buf frame = encode_all(state, ev + off, cnt);
 
-		buf_add(&all, frame.data, frame.len);
+		buf_add(all, frame.data, frame.len);
 		free(frame.data);
 		off += cnt;
 		ck_assert_int_eq(ops->encode_meta(state, 1, "abc", 3, &f), 0);
-		buf_add(&all, f.data, f.len);
+		buf_add(all, f.data, f.len);
 		ops->frame_free(&f);
 	}
+}
+
+START_TEST(test_truncated_multi_frame)
+{
+	size_t n = 30000, i;
+	struct mt_event *ev = calloc(n, sizeof(*ev));
+	struct buf all = { NULL, 0 };
+	void *state = new_state(NULL);
+
+	encode_in_frames(state, ev, n, &all);
 	ops->destroy(state);
 	/* every frame boundary, and many offsets in between */
 	check_truncations(all.data, all.len, ev, n, all.len / 300 + 1, 0);
@@ -288,11 +299,10 @@ END_TEST
 START_TEST(test_truncated_in_skippable_header)
 {
 	struct buf e = read_fixture("extended-keys-and-skippable-frames.mt");
-	size_t n = 15000, i, k, off = 0, ends[64], ne;
+	size_t n = 15000, i, k, ends[64], ne;
 	struct mt_event *ev = calloc(n, sizeof(*ev));
 	struct buf all = { NULL, 0 };
 	void *state = new_state(NULL);
-	struct mt_frame f;
 	struct collect c;
 	int ret;
 
@@ -308,21 +318,7 @@ START_TEST(test_truncated_in_skippable_header)
 	}
 	free(e.data);
 
-	ck_assert_ptr_nonnull(ev);
-	for (i = 0; i < n; i++) {
-		te_deterministic_event(i, &ev[i]);
-	}
-	while (off < n) {
-		size_t cnt = n - off < 7000 ? n - off : 7000;
-		struct buf frame = encode_all(state, ev + off, cnt);
-
-		buf_add(&all, frame.data, frame.len);
-		free(frame.data);
-		off += cnt;
-		ck_assert_int_eq(ops->encode_meta(state, 1, "abc", 3, &f), 0);
-		buf_add(&all, f.data, f.len);
-		ops->frame_free(&f);
-	}
+	encode_in_frames(state, ev, n, &all);
 	ne = frame_ends(all.data, all.len, ends, 64);
 	/* ends[0, 2, 4]: event frames, each followed by a skippable one */
 	for (i = 0; i + 1 < ne; i += 2) {
