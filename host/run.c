@@ -23,6 +23,7 @@
 #include "pipeline.h"
 #include "plugin.h"
 #include "run.h"
+#include "source-args.h"
 #include "spawn.h"
 #include "stats.h"
 
@@ -320,13 +321,6 @@ static void detach_source(struct run *r)
 	}
 }
 
-/* A source of ABI 1.2 says whether it has watermarks; an older one gets
- * every option, so it is advised them too. */
-static bool takes_watermarks(const struct mt_source_ops *src)
-{
-	return src->abi_minor < 2 || (src->flags & MT_SOURCE_TAKES_WATERMARKS);
-}
-
 /*
  * End the recording: read what the source still holds, check nothing was
  * lost, store the summary, complete the file. Called once, at the end of
@@ -353,8 +347,9 @@ static void finish_recording(struct run *r)
 		/* advise only the options the source takes */
 		mt_err("%" PRIu64 " events were lost: the ring overflowed (a larger --ring-size%s keeps them)",
 		       ss.dropped,
-		       takes_watermarks(r->src) ? " or lower --high-watermark" :
-						   "");
+		       mt_source_takes(r->src_plugin, MT_SOPT_HIGH_WATERMARK) ?
+			       " or lower --high-watermark" :
+			       "");
 		set_error(r, -ENOBUFS);
 	}
 	/* Frames all written: the summary's figures are then final. */

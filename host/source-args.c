@@ -51,6 +51,13 @@ static int declares_options(const struct mt_plugin *src)
 	       src->ops.source.abi_minor >= 2;
 }
 
+bool mt_source_takes(const struct mt_plugin *src, enum mt_source_opt opt)
+{
+	/* a source older than 1.2 says nothing: it gets every option */
+	return !declares_options(src) ||
+	       (src->ops.source.flags & opts[opt].flag);
+}
+
 int mt_source_args(const struct mt_plugin *src, const char *spec_args,
 		   const char *const values[MT_SOPT_COUNT], char **out)
 {
@@ -61,8 +68,7 @@ int mt_source_args(const struct mt_plugin *src, const char *spec_args,
 
 	*out = NULL;
 	for (i = 0; i < MT_SOPT_COUNT; i++) {
-		if (values[i] && declares_options(src) &&
-		    !(src->ops.source.flags & opts[i].flag)) {
+		if (values[i] && !mt_source_takes(src, i)) {
 			mt_err("%s does not apply to source '%s'",
 			       opts[i].option, src->desc->name);
 			return -EINVAL;

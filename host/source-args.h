@@ -7,6 +7,8 @@
 #ifndef MT_HOST_SOURCE_ARGS_H
 #define MT_HOST_SOURCE_ARGS_H
 
+#include <stdbool.h>
+
 #include "plugin.h"
 
 enum mt_source_opt {
@@ -24,6 +26,10 @@ const char *mt_source_opt_name(enum mt_source_opt opt);
 /* Is value acceptable as the value of a source option: not empty, and
  * without the ',' that separates args? */
 int mt_source_opt_valid(const char *value);
+
+/* Whether source src takes host option opt (its ABI 1.2 flags; an older
+ * source is given every option). */
+bool mt_source_takes(const struct mt_plugin *src, enum mt_source_opt opt);
 
 /*
  * Build the args for source plugin src. spec_args: what followed "NAME:"
