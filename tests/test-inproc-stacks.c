@@ -48,6 +48,17 @@
 
 #define NOIPA __attribute__((noipa))
 
+#if defined(__SANITIZE_ADDRESS__)
+#define MT_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MT_UNDER_ASAN 1
+#endif
+#endif
+#ifndef MT_UNDER_ASAN
+#define MT_UNDER_ASAN 0
+#endif
+
 static const char *builddir(void)
 {
 	const char *d = getenv("MT_BUILDDIR");
@@ -509,7 +520,13 @@ static void *maps_loop(void *arg)
 
 /* Forks while other threads are inside dl_iterate_phdr and libunwind's
  * cold path: glibc does not reset the loader's lock in the child, so
- * without the fork gate a child would hang at its next cold capture. */
+ * without the fork gate a child would hang at its next cold capture.
+ *
+ * Not run under AddressSanitizer: GCC 12's ASan allocator does not take
+ * its region locks around fork(), so a child forked while cold_loop's
+ * new threads allocate can hang in calloc (seen: pthread_getattr_np from
+ * ASan's thread start-up), whatever memtrack does. glibc's malloc takes
+ * its arena locks around fork(); the plain build runs this test. */
 START_TEST(fork_while_unwinding_cold)
 {
 	pthread_t th[2];
@@ -534,7 +551,11 @@ START_TEST(fork_while_unwinding_cold)
 			size_t need;
 			pthread_t t;
 
-			alarm(5); /* hung: killed, and the test fails */
+			/* hung: killed by SIGALRM, and the test fails. Check's
+			 * own SIGALRM handler is inherited: it would kill the
+			 * whole process group and hide which child hung. */
+			signal(SIGALRM, SIG_DFL);
+			alarm(5);
 			nhere = 0;
 			pthread_create(&t, NULL, child_capture, NULL);
 			pthread_join(t, NULL);
@@ -1268,7 +1289,13 @@ static Suite *inproc_stacks_suite(void)
 	tcase_add_test(tc, chain_cxx);
 	tcase_add_test(tc, symbolizer_names_frames);
 	tcase_add_test(tc, unwind_signal_storm);
+#if MT_UNDER_ASAN
+	fputs("fork_while_unwinding_cold: not run under ASan (its allocator "
+	      "is not fork-safe)\n",
+	      stderr);
+#else
 	tcase_add_test(tc, fork_while_unwinding_cold);
+#endif
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("table");
