@@ -11,6 +11,8 @@
 
 #include <memtrack/plugin.h>
 
+#include "memtrack.h"
+
 struct memtrack_bpf;
 struct ring_buffer;
 struct bpf_link;
@@ -50,14 +52,14 @@ struct ebpf_bid {
 struct ebpf_range {
 	unsigned long start, end;
 	uint64_t bias;
-	uint32_t row_first, row_count;
+	struct mt_unw_table t;
 };
 
 /* an executable file's unwind table: a slice of unw_rows (row_count 0:
  * none), and its segments, for the load bias of a mapping */
 struct ebpf_unw_file {
 	uint64_t dev, ino;
-	uint32_t row_first, row_count;
+	struct mt_unw_table t;
 	size_t nloads;
 	uint64_t load_off[8], load_vaddr[8], load_size[8];
 };

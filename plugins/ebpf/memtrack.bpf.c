@@ -313,7 +313,8 @@ static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
  * The walk, from the allocator's entry: frames[0] is the return address at
  * sp (the allocator's caller); then one caller per step, up to
  * stack_depth. A step finds the pc's mapping in the process's list and
- * its row in the file's unwind table (binary searches), computes the CFA
+ * its row in the file's unwind table (binary searches, the second within
+ * the pc's bucket of the table's index), computes the CFA
  * from the row, and reads the return address at CFA - 8 and the caller's
  * rbp where the row says. Where no row covers the pc it falls back to the
  * frame pointer ([rbp] the caller's rbp, [rbp + 8] the return address).
@@ -351,13 +352,14 @@ static __always_inline void search_map(struct mt_walk_ctx *c)
 	}
 }
 
-/* The same over rows w->first + [w->lo, w->hi) (2^24 rows at most). */
+/* The same over rows w->first + [w->lo, w->hi): MT_UNW_SEARCH_ROWS at
+ * most (the index's bucket); not found when they are more. */
 static __always_inline void search_row(struct mt_walk *w)
 {
 	struct mt_unw_row *r;
 	u32 i, mid, idx;
 
-	for (i = 0; i < 24; i++) {
+	for (i = 0; i < MT_UNW_SEARCH_STEPS; i++) {
 		if (w->lo >= w->hi) {
 			break;
 		}
@@ -408,15 +410,40 @@ static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
 		w->last_map = w->lo;
 		m = &c->proc->m[(w->lo - 1) & (MT_UNW_MAPS - 1)];
 	}
-	if (w->pc >= m->end || !m->row_count) {
+	if (w->pc >= m->end || !m->t.row_count) {
 		return NULL;
 	}
 	/* a return address is past its call: the call's row is the one of
 	 * the byte before */
 	w->key = w->pc - m->bias - (w->exact ? 0 : 1);
-	w->first = m->row_first;
+	w->first = m->t.row_first;
 	w->lo = 0;
-	w->hi = m->row_count;
+	w->hi = m->t.row_count;
+	if (m->t.idx_count) {
+		/* the index: the rows between the pc's bucket's entry and
+		 * the next bucket's (memtrack.h, struct mt_unw_table) */
+		u64 b = (w->key - m->t.idx_pc0) >> (m->t.idx_shift & 63);
+		struct mt_unw_row *e0, *e1;
+		u32 i0, i1;
+
+		if (w->key < m->t.idx_pc0) {
+			return NULL; /* below the first row */
+		}
+		if (b + 1 >= m->t.idx_count) {
+			w->lo = w->hi; /* past the last bucket: the last row */
+		} else {
+			i0 = m->t.row_first + m->t.row_count + (u32)b;
+			i1 = i0 + 1;
+			e0 = bpf_map_lookup_elem(&unw_rows, &i0);
+			e1 = bpf_map_lookup_elem(&unw_rows, &i1);
+			if (!e0 || !e1 || e0->pc > e1->pc ||
+			    e1->pc >= m->t.row_count) {
+				return NULL;
+			}
+			w->lo = e0->pc;
+			w->hi = e1->pc + 1;
+		}
+	}
 	search_row(w);
 	if (!w->lo || w->lo < w->hi) {
 		return NULL;

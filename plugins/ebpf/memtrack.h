@@ -137,12 +137,35 @@ struct mt_unw_row {
 				 * CFA - 8 (x86-64) */
 };
 
+/*
+ * A file's table: its rows, and an index that narrows the search for a
+ * pc to a few rows. The index is idx_count more entries of unw_rows right
+ * after the rows, each holding in .pc a row number (from row_first): for
+ * bucket b, the last row whose pc is at or below idx_pc0 + (b <<
+ * idx_shift), 0 when none is. The row of a pc in bucket b is then between
+ * entries b and b + 1: at most MT_UNW_SEARCH_ROWS rows (unwind.c picks
+ * idx_shift for about 8 a bucket).
+ */
+/* the most rows one search of the table sees (the index's bucket, or a
+ * table too small for an index): BPF halves them in
+ * MT_UNW_SEARCH_STEPS steps */
+#define MT_UNW_SEARCH_ROWS 64
+#define MT_UNW_SEARCH_STEPS 7
+
+struct mt_unw_table {
+	unsigned int row_first;		/* its file's rows in unw_rows */
+	unsigned int row_count;		/* 0: no table (frame pointers) */
+	unsigned int idx_pc0;		/* file vaddr of bucket 0 */
+	unsigned int idx_count;		/* buckets + 1; 0: no index */
+	unsigned int idx_shift;		/* log2 of a bucket's bytes */
+	unsigned int pad;
+};
+
 /* An executable mapping of a process, as the unwinder sees it. */
 struct mt_unw_map {
 	unsigned long long start, end;
 	unsigned long long bias;	/* address - file vaddr */
-	unsigned int row_first;		/* its file's rows in unw_rows */
-	unsigned int row_count;		/* 0: no table (frame pointers) */
+	struct mt_unw_table t;
 };
 
 /* the most mappings of a process the unwinder knows: beyond them, frame

@@ -14,8 +14,9 @@
  * space writes it through mmap (BPF_F_MMAPABLE), so a table costs no
  * syscall per row. Each process then gets its executable mappings, with
  * their file's slice and load bias, in `unw_procs` (struct mt_unw_proc),
- * sorted by address so that BPF finds a pc's mapping and row by binary
- * search.
+ * sorted by address so that BPF finds a pc's mapping by binary search;
+ * each table ends with an index of its rows by pc bucket, so that the
+ * search for a pc's row halves a few rows only (index_rows()).
  *
  * When: the tables of a file are built the first time a traced process
  * maps it, while BPF holds that process stopped (at exec, at each
@@ -420,6 +421,82 @@ static int build_rows(Elf *elf, struct ebpf_unw_file *f, struct rows *t)
 	return err;
 }
 
+/* rows a bucket of the index holds, about */
+#define IDX_ROWS_PER_BUCKET 8
+/* and at most (MT_UNW_SEARCH_ROWS), so that BPF's search is short */
+#define IDX_MIN_SHIFT 6 /* a bucket this small never holds more */
+_Static_assert((1u << IDX_MIN_SHIFT) <= MT_UNW_SEARCH_ROWS,
+	       "rows are at distinct pcs");
+
+/* The index entry of each bucket of 2^shift bytes from pc0 (nb of them)
+ * into out, when given; returns the most rows a bucket's search sees. */
+static size_t index_fill(const struct mt_unw_row *r, size_t n, uint64_t pc0,
+			 unsigned int shift, size_t nb, struct mt_unw_row *out)
+{
+	size_t b, row = 0, prev = 0, most = 0;
+
+	for (b = 0; b < nb; b++) {
+		uint64_t at = pc0 + ((uint64_t)b << shift);
+
+		while (row + 1 < n && r[row + 1].pc <= at) {
+			row++;
+		}
+		if (b && row - prev + 1 > most) {
+			most = row - prev + 1; /* bucket b - 1: prev .. row */
+		}
+		prev = row;
+		if (out) {
+			memset(&out[b], 0, sizeof(out[b]));
+			out[b].pc = (unsigned int)row;
+		}
+	}
+	return most;
+}
+
+/*
+ * Append the index (memtrack.h: struct mt_unw_table) to the n rows of t:
+ * buckets of 2^shift bytes from the first row's pc, shift chosen for
+ * about IDX_ROWS_PER_BUCKET rows a bucket (the index costs an eighth of
+ * the rows or so), made smaller where a bucket would hold more than
+ * MT_UNW_SEARCH_ROWS: BPF's search then takes a few bounded steps instead
+ * of halving the whole table. Fills tab's row_count and index fields
+ * (not row_first).
+ */
+static int index_rows(struct rows *t, struct mt_unw_table *tab)
+{
+	uint64_t pc0 = t->r[0].pc, span = t->r[t->n - 1].pc - pc0 + 1;
+	size_t nb, n = t->n;
+	unsigned int shift = IDX_MIN_SHIFT;
+	struct mt_unw_row *p;
+
+	memset(tab, 0, sizeof(*tab));
+	tab->row_count = (uint32_t)n;
+	if (n <= MT_UNW_SEARCH_ROWS) {
+		return 0; /* searched whole in as many steps */
+	}
+	while ((span >> shift) > n / IDX_ROWS_PER_BUCKET) {
+		shift++;
+	}
+	/* the last bucket's end too */
+	while (shift > IDX_MIN_SHIFT &&
+	       index_fill(t->r, n, pc0, shift, (size_t)(span >> shift) + 2,
+			  NULL) > MT_UNW_SEARCH_ROWS) {
+		shift--;
+	}
+	nb = (size_t)(span >> shift) + 2;
+	p = mt_array_grow(t->r, &t->cap, n + nb, sizeof(*t->r));
+	if (!p) {
+		return -ENOMEM;
+	}
+	t->r = p;
+	index_fill(t->r, n, pc0, shift, nb, t->r + n);
+	t->n = n + nb;
+	tab->idx_pc0 = (uint32_t)pc0;
+	tab->idx_count = (uint32_t)nb;
+	tab->idx_shift = shift;
+	return 0;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -467,6 +544,10 @@ static struct ebpf_unw_file *file_get(struct ebpf_state *st, uint64_t dev,
 		elf_end(elf);
 	}
 	close(fd);
+	if (!err && t.n && index_rows(&t, &f->t)) {
+		memset(&f->t, 0, sizeof(f->t)); /* frame pointers there */
+		err = -ENOMEM;
+	}
 	if (!err && t.n) {
 		if (st->unw_nrows + t.n > st->unw_max_rows) {
 			if (!st->unw_full_warned) {
@@ -478,11 +559,11 @@ static struct ebpf_unw_file *file_get(struct ebpf_state *st, uint64_t dev,
 				st->unw_full_warned = 1;
 			}
 			st->unw_files_skipped++;
+			memset(&f->t, 0, sizeof(f->t));
 		} else {
 			memcpy(st->unw_rows + st->unw_nrows, t.r,
 			       t.n * sizeof(*t.r));
-			f->row_first = (uint32_t)st->unw_nrows;
-			f->row_count = (uint32_t)t.n;
+			f->t.row_first = (uint32_t)st->unw_nrows;
 			st->unw_nrows += t.n;
 			st->unw_files_built++;
 		}
@@ -490,9 +571,11 @@ static struct ebpf_unw_file *file_get(struct ebpf_state *st, uint64_t dev,
 	free(t.r);
 	st->unw_build_ns += now_ns() - t0;
 	if (st->host->log_level >= MT_LOG_DEBUG) {
-		ebpf_log(st, MT_LOG_DEBUG, "%s: %u unwind rows (%zu bytes)",
-			 shown, f->row_count,
-			 (size_t)f->row_count * sizeof(struct mt_unw_row));
+		ebpf_log(st, MT_LOG_DEBUG,
+			 "%s: %u unwind rows, %u index entries (%zu bytes)",
+			 shown, f->t.row_count, f->t.idx_count,
+			 (size_t)(f->t.row_count + f->t.idx_count) *
+				 sizeof(struct mt_unw_row));
 	}
 	return f;
 }
@@ -504,8 +587,7 @@ int ebpf_unw_mapping(struct ebpf_state *st, struct ebpf_range *r,
 	struct ebpf_unw_file *f;
 	size_t i;
 
-	r->row_first = 0;
-	r->row_count = 0;
+	memset(&r->t, 0, sizeof(r->t));
 	r->bias = 0;
 	if (!st->unw_rows) {
 		return 0;
@@ -519,8 +601,7 @@ int ebpf_unw_mapping(struct ebpf_state *st, struct ebpf_range *r,
 		    off < f->load_off[i] + f->load_size[i]) {
 			r->bias = r->start - (off - f->load_off[i] +
 					      f->load_vaddr[i]);
-			r->row_first = f->row_first;
-			r->row_count = f->row_count;
+			r->t = f->t;
 			break;
 		}
 	}
@@ -554,8 +635,7 @@ int ebpf_unw_push(struct ebpf_state *st, const struct ebpf_seen *seen)
 		m->start = seen->range[i].start;
 		m->end = seen->range[i].end;
 		m->bias = seen->range[i].bias;
-		m->row_first = seen->range[i].row_first;
-		m->row_count = seen->range[i].row_count;
+		m->t = seen->range[i].t;
 	}
 	if (seen->n > MT_UNW_MAPS && !st->unw_maps_warned) {
 		ebpf_log(st, MT_LOG_WARN,
