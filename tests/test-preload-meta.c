@@ -165,7 +165,7 @@ static void consume(struct pl_shm *shm, struct sink *s, uint64_t total)
 	uint64_t seen = 0;
 
 	memset(&rx, 0, sizeof(rx));
-	pl_reader_init(&rd, shm);
+	pl_reader_init(&rd, shm, NULL);
 	while (seen < total) {
 		const struct mt_event *e = pl_ring_peek(&rd);
 

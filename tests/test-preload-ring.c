@@ -5,13 +5,15 @@
  * ring lose nothing and keep each producer's order; a writer that died
  * between claiming a slot and committing it is skipped, before or after
  * head passed it; producers waiting for room are counted and let go when
- * the consumer has gone.
+ * the consumer has gone. TSC timestamps (tsc.c) come out as the
+ * CLOCK_MONOTONIC ns they were taken at, once, in order.
  */
 #include "config.h"
 
 #include <check.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +24,7 @@
 #include <sys/wait.h>
 
 #include "ring.h"
+#include "tsc.h"
 
 #define HEADER 4096
 
@@ -115,7 +118,7 @@ START_TEST(test_many_producers)
 	size_t total = 0;
 	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), i;
 
-	pl_reader_init(&rd, shm);
+	pl_reader_init(&rd, shm, NULL);
 	for (i = 0; i < NPROD; i++) {
 		p[i] = (struct producer){ shm, efd, (uint32_t)i, COUNT };
 		pthread_create(&th[i], NULL, produce, &p[i]);
@@ -163,7 +166,7 @@ static void check_skip(int move_head)
 	const struct mt_event *e;
 	int i;
 
-	pl_reader_init(&rd, shm);
+	pl_reader_init(&rd, shm, NULL);
 	put_one(shm, 1);
 	claim_dead(shm, move_head);
 	ck_assert_ptr_nonnull(pl_ring_peek(&rd));
@@ -209,7 +212,7 @@ START_TEST(test_live_writer_waited_for)
 	struct mt_event *slot = pl_slots(shm);
 	struct pl_reader rd;
 
-	pl_reader_init(&rd, shm);
+	pl_reader_init(&rd, shm, NULL);
 	slot->reserved[0] = pl_word(0, PL_CLAIMED, gettid_());
 	shm->head = 1;
 	ck_assert_int_eq(pl_ring_unstall(&rd, 1000, 500), 0);
@@ -250,7 +253,7 @@ START_TEST(test_wait_and_gone)
 	uint64_t t0;
 	int i;
 
-	pl_reader_init(&rd, shm);
+	pl_reader_init(&rd, shm, NULL);
 	for (i = 0; i < 8; i++) {
 		put_one(shm, (uint64_t)i);
 	}
@@ -312,6 +315,135 @@ START_TEST(test_consumer_killed)
 }
 END_TEST
 
+static uint64_t mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#define TSC_N 20000
+/* how far a converted count may be from the clock read next to it: the
+ * pairs' own error is tens of ns; a wrong scale is off by far more */
+#define TSC_SLACK_NS 2000
+
+/* Counts taken next to clock_gettime, converted later and out of order
+ * (as the consumer meets them): each within TSC_SLACK_NS of its clock
+ * reading, and the same count always the same ns, in order. */
+START_TEST(test_tsc_matches_clock)
+{
+	static uint64_t t[TSC_N], t2[TSC_N], ns[TSC_N], out[TSC_N];
+	struct pl_tsc *c;
+	const char *why;
+	int i;
+
+	if (!pl_tsc_usable(&why)) {
+		fprintf(stderr, "test_tsc_matches_clock: not run: %s\n", why);
+		return;
+	}
+	c = malloc(sizeof(*c));
+	ck_assert_ptr_nonnull(c);
+	pl_tsc_init(c);
+	for (i = 0; i < TSC_N; i++) {
+		uint64_t a, b;
+
+		do { /* not interrupted between the three reads */
+			a = pl_rdtsc();
+			ns[i] = mono();
+			b = pl_rdtsc();
+		} while (b - a > 10000);
+		t[i] = a;
+		t2[i] = b;
+		if (i % 1000 == 999) {
+			usleep(500); /* the consumer's pairs come and go */
+		}
+		/* convert some as they come, the rest later */
+		if (i % 3 == 0) {
+			out[i] = pl_tsc_ns(c, t[i]);
+		}
+	}
+	for (i = TSC_N - 1; i >= 0; i--) {
+		uint64_t v = pl_tsc_ns(c, t[i]);
+
+		if (i % 3 == 0) {
+			ck_assert_msg(v == out[i], "count %d: %llu then %llu", i,
+				      (unsigned long long)out[i],
+				      (unsigned long long)v);
+		}
+		out[i] = v;
+	}
+	for (i = 0; i < TSC_N; i++) {
+		/* the count t was taken before the clock read, t2 after */
+		uint64_t v2 = pl_tsc_ns(c, t2[i]);
+
+		ck_assert_msg(out[i] <= ns[i] + TSC_SLACK_NS &&
+				      v2 + TSC_SLACK_NS >= ns[i],
+			      "pair %d: %llu and %llu ns, the clock said %llu",
+			      i, (unsigned long long)out[i],
+			      (unsigned long long)v2,
+			      (unsigned long long)ns[i]);
+		ck_assert_uint_le(v2 - out[i], 10000);
+		if (i) {
+			ck_assert_uint_ge(out[i], out[i - 1]);
+		}
+	}
+	free(c);
+}
+END_TEST
+
+/* With shm->tsc the reader converts an event's timestamp once, in place,
+ * however often it is peeked; a metadata chunk's bytes stay as written. */
+START_TEST(test_tsc_in_ring)
+{
+	struct pl_shm *shm = ring_new(8);
+	struct pl_reader rd;
+	struct pl_tsc *c;
+	struct mt_event ev;
+	const struct mt_event *e;
+	const char *why;
+	uint64_t t, before, after, v;
+
+	if (!pl_tsc_usable(&why)) {
+		fprintf(stderr, "test_tsc_in_ring: not run: %s\n", why);
+		ring_free(shm);
+		return;
+	}
+	c = malloc(sizeof(*c));
+	ck_assert_ptr_nonnull(c);
+	pl_tsc_init(c);
+	shm->tsc = 1;
+	pl_reader_init(&rd, shm, c);
+	memset(&ev, 0, sizeof(ev));
+	before = mono();
+	t = pl_rdtsc();
+	after = mono();
+	ev.timestamp = t;
+	ev.kind = MT_EV_MALLOC;
+	ck_assert_int_eq(pl_ring_put(shm, -1, &ev, gettid_()), 0);
+	ev.timestamp = 0x1122334455667788ull;
+	ev.kind = PL_META_KIND;
+	ck_assert_int_eq(pl_ring_put(shm, -1, &ev, gettid_()), 0);
+	usleep(100000); /* the consumer reads later */
+	e = pl_ring_peek(&rd);
+	ck_assert_ptr_nonnull(e);
+	v = e->timestamp;
+	ck_assert_uint_ge(v + TSC_SLACK_NS, before);
+	ck_assert_uint_le(v, after + TSC_SLACK_NS);
+	ck_assert_uint_eq(pl_ring_peek_at(&rd, 0)->timestamp, v);
+	e = pl_ring_peek_at(&rd, 1);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->timestamp, 0x1122334455667788ull);
+	ck_assert_uint_eq(pl_ring_peek(&rd)->timestamp, v);
+	pl_ring_advance(&rd);
+	ck_assert_uint_eq(pl_ring_peek(&rd)->timestamp, 0x1122334455667788ull);
+	pl_ring_advance(&rd);
+	ck_assert_ptr_null(pl_ring_peek(&rd));
+	free(c);
+	ring_free(shm);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("preload-ring");
@@ -324,6 +456,8 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_live_writer_waited_for);
 	tcase_add_test(tc, test_wait_and_gone);
 	tcase_add_test(tc, test_consumer_killed);
+	tcase_add_test(tc, test_tsc_matches_clock);
+	tcase_add_test(tc, test_tsc_in_ring);
 	suite_add_tcase(s, tc);
 	return s;
 }

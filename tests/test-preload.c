@@ -429,8 +429,80 @@ START_TEST(test_kill_memtrack)
 }
 END_TEST
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The fork-and-threads program under source: its exact events, and each
+ * thread's timestamps in its own order and inside the run's window of
+ * CLOCK_MONOTONIC. 0, or 1 when memtrack refused the source. */
+static int check_clock(const char *source)
+{
+	const char *argv[] = { ebpf_prog("alloc-forkthreads"), NULL };
+	struct { int32_t tid; uint64_t ts; } last[256];
+	size_t nlast = 0, i, j;
+	struct ebpf_trace t;
+	uint64_t t0, t1;
+	int bad;
+
+	t0 = mono_ns();
+	ck_assert_int_eq(ebpf_trace_run_source(source, NULL, argv, &t), 0);
+	t1 = mono_ns();
+	if (t.status != 0 && strstr(t.err, "option clock=tsc:")) {
+		ebpf_trace_free(&t);
+		return 1;
+	}
+	ck_assert_msg(t.status == 0, "%s: memtrack exited %d: %s", source,
+		      t.status, t.err);
+	ck_assert_uint_ge(t.nexp, 40);
+	bad = ebpf_trace_check(&t);
+	ck_assert_msg(bad == 0, "%s: %d mismatches in %zu events", source, bad,
+		      t.nev);
+	for (i = 0; i < t.nev; i++) {
+		const struct mt_event *e = &t.ev[i];
+
+		ck_assert_msg(e->timestamp >= t0 && e->timestamp <= t1,
+			      "%s: event %zu at %llu, the run was %llu..%llu",
+			      source, i, (unsigned long long)e->timestamp,
+			      (unsigned long long)t0, (unsigned long long)t1);
+		for (j = 0; j < nlast && last[j].tid != e->tid; j++) {
+		}
+		if (j == nlast) {
+			ck_assert_uint_lt(nlast, 256);
+			last[nlast].tid = e->tid;
+			last[nlast++].ts = 0;
+		}
+		ck_assert_msg(e->timestamp >= last[j].ts,
+			      "%s: thread %d's event %zu at %llu, after %llu",
+			      source, (int)e->tid, i,
+			      (unsigned long long)e->timestamp,
+			      (unsigned long long)last[j].ts);
+		last[j].ts = e->timestamp;
+	}
+	ebpf_trace_free(&t);
+	return 0;
+}
+
+/* Both clocks (source arg clock=): the same events, in time. clock=tsc is
+ * refused, by name, only where the kernel does not use the TSC. */
+START_TEST(test_clocks)
+{
+	ck_assert_int_eq(check_clock("preload:syscalls=libc,clock=monotonic"),
+			 0);
+	if (check_clock("preload:syscalls=libc,clock=tsc")) {
+		fprintf(stderr, "test_clocks: clock=tsc refused here\n");
+	}
+}
+END_TEST
+
 START_TEST(test_bad_options)
 {
+	ck_assert(ebpf_memtrack_refuses("--source preload:clock=rdtsc",
+					"unknown option 'clock=rdtsc'"));
 	ck_assert(ebpf_memtrack_refuses("--source preload:bogus=1",
 					"unknown option 'bogus=1'"));
 	/* the host knows it takes none (ABI 1.2 flags): a usage error */
@@ -463,6 +535,7 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_no_loss);
 	tcase_add_test(tc, test_kill_memtrack);
 	tcase_add_test(tc, test_bad_options);
+	tcase_add_test(tc, test_clocks);
 	suite_add_tcase(s, tc);
 	return s;
 }

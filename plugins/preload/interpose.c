@@ -53,6 +53,7 @@
 #include "execcheck.h"
 #include "interpose-stacks.h"
 #include "ring.h"
+#include "tsc.h"
 #include "selfdeps.h"
 #include "shm.h"
 
@@ -499,7 +500,8 @@ static void emit(unsigned int kind, uint64_t addr, uint64_t size,
 				  kind == MT_EV_MUNMAP || kind == MT_EV_BRK)) {
 		return; /* the source's BPF tracepoints record them */
 	}
-	ev.timestamp = pl_now_ns();
+	/* raw TSC counts when the source turns them into ns (tsc.h) */
+	ev.timestamp = shm->tsc ? pl_rdtsc() : pl_now_ns();
 	ev.addr = addr;
 	ev.size = size;
 	ev.old_addr = old;

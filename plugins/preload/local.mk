@@ -3,7 +3,7 @@
 # the build tree).
 PRELOAD_COMMON = plugins/preload/shm.h plugins/preload/ring.c \
 	plugins/preload/ring.h plugins/preload/execcheck.c \
-	plugins/preload/execcheck.h
+	plugins/preload/execcheck.h plugins/preload/tsc.c plugins/preload/tsc.h
 
 EXTRA_DIST += plugins/preload/syscalls.bpf.c
 

@@ -14,6 +14,10 @@
  *   FREE(L) --producer CAS--> CLAIMED(L, tid) --producer store-->
  *   COMMITTED(L, tid) --consumer store--> FREE(L + 1)
  * and, for a dead writer only, CLAIMED(L, tid) --consumer CAS--> FREE(L+1).
+ * With TSC timestamps (tsc.h) the consumer converts an event's timestamp
+ * the first time it sees it, in place, and marks it so:
+ * COMMITTED(L, tid) --consumer store--> READY(L, tid); producers treat
+ * READY as COMMITTED (a slot of their lap that is not free).
  * A producer claims the slot at head with a CAS on the slot's word (the
  * claim is the reservation: there is no moment where a position is taken
  * and nobody is named as its owner), then moves head on with a CAS; any
@@ -86,6 +90,7 @@
 #include <sys/syscall.h>
 
 #include "ring.h"
+#include "tsc.h"
 
 /* spins before sleeping; each is a pause instruction's worth */
 #define PL_SPINS 200
@@ -338,10 +343,12 @@ int pl_ring_put_ex(struct pl_shm *shm, int efd, const struct mt_event *ev,
 /* The consumer                                                        */
 /* ------------------------------------------------------------------ */
 
-void pl_reader_init(struct pl_reader *rd, struct pl_shm *shm)
+void pl_reader_init(struct pl_reader *rd, struct pl_shm *shm,
+		    struct pl_tsc *tsc)
 {
 	memset(rd, 0, sizeof(*rd));
 	rd->shm = shm;
+	rd->tsc = shm->tsc ? tsc : NULL;
 	rd->slots = pl_slots(shm);
 	rd->mask = shm->nslots - 1;
 	rd->tail = __atomic_load_n(&shm->tail, __ATOMIC_ACQUIRE);
@@ -359,8 +366,20 @@ const struct mt_event *pl_ring_peek_at(struct pl_reader *rd, uint64_t i)
 	uint32_t lap = (uint32_t)(pos >> rd->shm->shift);
 	uint64_t w = __atomic_load_n(slot_word(slot), __ATOMIC_ACQUIRE);
 
+	if (w == pl_word(lap, PL_READY, pl_word_tid(w))) {
+		return slot;
+	}
 	if (w != pl_word(lap, PL_COMMITTED, pl_word_tid(w))) {
 		return NULL;
+	}
+	if (rd->tsc) {
+		/* once: peek_at() may see the slot again */
+		if (slot->kind != PL_META_KIND) {
+			slot->timestamp = pl_tsc_ns(rd->tsc, slot->timestamp);
+		}
+		__atomic_store_n(slot_word(slot),
+				 pl_word(lap, PL_READY, pl_word_tid(w)),
+				 __ATOMIC_RELAXED);
 	}
 	return slot;
 }

@@ -47,8 +47,11 @@ int pl_ring_put_ex(struct pl_shm *shm, int efd, const struct mt_event *ev,
 
 /* ---- the consumer (the source) ---- */
 
+struct pl_tsc;
+
 struct pl_reader {
 	struct pl_shm *shm;
+	struct pl_tsc *tsc;   /* shm->tsc: turns timestamps into ns */
 	struct mt_event *slots;
 	uint64_t mask;
 	uint64_t tail;        /* the next position to read */
@@ -57,7 +60,10 @@ struct pl_reader {
 	uint64_t abandoned;   /* slots skipped: their writer died */
 };
 
-void pl_reader_init(struct pl_reader *rd, struct pl_shm *shm);
+/* With shm->tsc, tsc converts the events' timestamps as they are first
+ * seen (the slot is then PL_READY); NULL otherwise. */
+void pl_reader_init(struct pl_reader *rd, struct pl_shm *shm,
+		    struct pl_tsc *tsc);
 
 /* The committed event at the tail, or NULL (empty, or the slot at the tail
  * is still being written). */

@@ -22,7 +22,7 @@
 
 #define PL_ENV_SHM "MEMTRACK_PRELOAD_SHM"
 #define PL_MAGIC 0x504b544du /* "MTKP" */
-#define PL_VERSION 3 /* 3: self_deps[] named by the source */
+#define PL_VERSION 4 /* 4: TSC timestamps (tsc) */
 
 /* events of a signal handler that interrupted its thread's claim on a
  * full ring (ring.c, I4), kept per thread and put after the interrupted
@@ -77,6 +77,8 @@ struct pl_notice {
 #define PL_FREE 0u      /* free for position lap * nslots + index */
 #define PL_CLAIMED 1u   /* taken by tid, being written */
 #define PL_COMMITTED 2u /* written: the consumer may take it */
+#define PL_READY 3u     /* seen by the consumer, its timestamp in ns
+			 * (tsc.h); only the consumer sets it */
 #define PL_TID_MASK 0x3fffffffu
 
 static inline uint64_t pl_word(uint32_t lap, uint32_t state, uint32_t tid)
@@ -114,7 +116,8 @@ struct pl_shm {
 	uint64_t wakeup_at;    /* unread slots: wake a sleeping consumer */
 	uint32_t syscalls_bpf; /* 1: BPF records mmap, munmap, mremap and
 				* brk (syscalls.c); the hooks do not */
-	uint32_t pad0;
+	uint32_t tsc;          /* 1: events carry raw TSC counts, which
+				* the consumer turns into ns (tsc.h) */
 
 	/* written by the consumer */
 	_Alignas(PL_CACHELINE) uint64_t tail; /* positions below are read */

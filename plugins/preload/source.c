@@ -22,6 +22,11 @@
  *                     eBPF source (interpose-stacks.c, meta.c)
  *   stack-depth=N     frames per stack, 1 to 127 (default 64); implies
  *                     stacks
+ *   clock=MODE        how events are timestamped (tsc.h): tsc, raw TSC
+ *                     counts the source turns into CLOCK_MONOTONIC ns
+ *                     (cheaper for the traced program); monotonic,
+ *                     clock_gettime in the program; auto (default), tsc
+ *                     where the kernel's clocksource is the TSC.
  *
  * Producers never drop and are never stopped: on a full ring they wait
  * for this reader (ring.c). Files the interposer cannot reach (static,
@@ -56,6 +61,7 @@
 #include "ring.h"
 #include "shm.h"
 #include "syscalls.h"
+#include "tsc.h"
 
 #define PRELOAD_NAME "preload"
 #define INTERPOSER "libmemtrack-preload.so"
@@ -83,6 +89,8 @@ struct preload_state {
 	uint32_t stack_depth; /* 0: no stacks */
 	struct pl_meta_rx meta; /* stacks and mappings (meta.c) */
 	enum pl_sys_mode sys_mode;
+	enum { CLOCK_AUTO, CLOCK_TSC, CLOCK_MONO } clock;
+	struct pl_tsc *tsc; /* clock tsc: the ring's timestamps to ns */
 	struct pl_syscalls *sys; /* NULL: libc mode */
 	uint32_t notices_seen;
 	struct said said[MAX_SAID];
@@ -153,6 +161,12 @@ static int parse_args(struct preload_state *st, const char *args)
 			st->sys_mode = PL_SYS_BPF;
 		} else if (!strcmp(tok, "syscalls=libc")) {
 			st->sys_mode = PL_SYS_LIBC;
+		} else if (!strcmp(tok, "clock=auto")) {
+			st->clock = CLOCK_AUTO;
+		} else if (!strcmp(tok, "clock=tsc")) {
+			st->clock = CLOCK_TSC;
+		} else if (!strcmp(tok, "clock=monotonic")) {
+			st->clock = CLOCK_MONO;
 		} else if (!strncmp(tok, "high-watermark=", 15) ||
 			   !strncmp(tok, "low-watermark=", 14) ||
 			   !strncmp(tok, "throttle=", 9)) {
@@ -169,7 +183,7 @@ static int parse_args(struct preload_state *st, const char *args)
 			}
 		} else {
 			plog(st, MT_LOG_ERROR,
-			     "unknown option '%s' (known: ring-size=BYTES, syscalls=auto|bpf|libc, stacks, stack-depth=N)",
+			     "unknown option '%s' (known: ring-size=BYTES, syscalls=auto|bpf|libc, stacks, stack-depth=N, clock=auto|tsc|monotonic)",
 			     tok);
 			err = -EINVAL;
 			break;
@@ -245,6 +259,21 @@ static int make_shm(struct preload_state *st)
 		plog(st, MT_LOG_ERROR, "eventfd: %s", strerror(errno));
 		return -errno;
 	}
+	if (st->clock != CLOCK_MONO) {
+		const char *why;
+
+		if (pl_tsc_usable(&why)) {
+			st->tsc = malloc(sizeof(*st->tsc));
+			if (!st->tsc) {
+				return -ENOMEM;
+			}
+			pl_tsc_init(st->tsc);
+			st->shm->tsc = 1;
+		} else if (st->clock == CLOCK_TSC) {
+			plog(st, MT_LOG_ERROR, "option clock=tsc: %s", why);
+			return -EINVAL;
+		}
+	}
 	n = st->ring_size / sizeof(struct mt_event);
 	st->shm->map_size = st->map_size;
 	st->shm->consumer_pid = (int32_t)getpid();
@@ -252,7 +281,7 @@ static int make_shm(struct preload_state *st)
 	st->shm->stack_depth = st->stack_depth;
 	st->shm->version = PL_VERSION;
 	__atomic_store_n(&st->shm->magic, PL_MAGIC, __ATOMIC_RELEASE);
-	pl_reader_init(&st->rd, st->shm);
+	pl_reader_init(&st->rd, st->shm, st->tsc);
 
 	snprintf(st->env_preload, sizeof(st->env_preload), "LD_PRELOAD=%s",
 		 st->lib);
@@ -620,6 +649,7 @@ static void preload_destroy(void *state)
 	if (st->efd >= 0) {
 		close(st->efd);
 	}
+	free(st->tsc);
 	free(st);
 }
 
