@@ -461,6 +461,7 @@ START_TEST(unwind_signal_storm)
 }
 END_TEST
 
+#if !MT_UNDER_ASAN /* see fork_while_unwinding_cold */
 static volatile int stop_cold;
 static struct mtpl_maps cold_maps;
 
@@ -575,6 +576,7 @@ START_TEST(fork_while_unwinding_cold)
 	mtpl_maps_destroy(&cold_maps);
 }
 END_TEST
+#endif /* !MT_UNDER_ASAN */
 
 /* ------------------------------------------------------------------ */
 /* table                                                               */
