@@ -147,6 +147,14 @@ static unsigned count_unmapped(const char *collapsed)
 	return bad;
 }
 
+/* Whether needle is on the line that p is in, after p. */
+static int strstr_n(const char *p, const char *needle)
+{
+	const char *nl = strchr(p, '\n'), *at = strstr(p, needle);
+
+	return at && (!nl || at < nl);
+}
+
 START_TEST(test_badfp)
 {
 	char *out = record_collapsed(ebpf_prog("unw-badfp"), "");
@@ -330,6 +338,40 @@ START_TEST(test_table_bound)
 }
 END_TEST
 
+/* The tables of the libraries a program needs are built before libc's
+ * uprobes are attached, even those the loader maps after libc (ls on
+ * Debian: libselinux's libpcre2): once memtrack's own libc traps, a table
+ * built costs three traps a row (plugins/ebpf/unwind.c, prefetch). */
+START_TEST(test_tables_before_attach)
+{
+	char *cmd = NULL, *out, *err, *attach, *line, *last = NULL;
+	int rc, tables = 0;
+
+	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack -vv --source ebpf:stacks --sink file:/dev/null -- /bin/ls /",
+				  ebpf_builddir()),
+			 0);
+	rc = ebpf_run_shell(cmd, &out, &err);
+	ck_assert_msg(rc == 0, "memtrack exited %d: %s", rc, err);
+	attach = strstr(err, "libc.so.6: ");
+	while (attach && !strstr_n(attach, "allocator entry points")) {
+		attach = strstr(attach + 1, "libc.so.6: ");
+	}
+	ck_assert_msg(attach, "libc's uprobes were not attached:\n%s", err);
+	for (line = strstr(err, " unwind rows"); line;
+	     line = strstr(line + 1, " unwind rows")) {
+		tables++;
+		last = line;
+	}
+	ck_assert_msg(tables >= 4, "%d tables built:\n%s", tables, err);
+	ck_assert_msg(last < attach,
+		      "a table was built after libc's uprobes were attached:\n%s",
+		      err);
+	free(cmd);
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(test_jq_no_unmapped_frame)
 {
 	char *out;
@@ -353,6 +395,7 @@ static Suite *unwind_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_badfp);
+	tcase_add_test(tc, test_tables_before_attach);
 	tcase_add_test(tc, test_jq_no_unmapped_frame);
 	tcase_add_test(tc, test_chain_pie);
 	tcase_add_test(tc, test_chain_nopie);

@@ -187,6 +187,9 @@ int ebpf_unw_mapping(struct ebpf_state *st, struct ebpf_range *r,
 		     uint64_t dev, uint64_t ino, uint64_t off,
 		     const char *path, const char *shown);
 int ebpf_unw_push(struct ebpf_state *st, const struct ebpf_seen *seen);
+/* Build the tables of the libraries the n files at paths need, ahead of
+ * their mapping (unwind.c says why); best effort. */
+void ebpf_unw_prefetch(struct ebpf_state *st, char *const *paths, size_t n);
 void ebpf_unw_free(struct ebpf_state *st);
 
 /* watchdog.c: a process that resumes every stopped process of `holds` when

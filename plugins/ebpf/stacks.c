@@ -341,7 +341,8 @@ int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child)
  */
 int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 {
-	char path[64], line[4096];
+	char path[64], line[4096], *fresh[16];
+	size_t nnew = 0;
 	struct ebpf_seen *seen;
 	FILE *maps;
 	int err = 0;
@@ -368,6 +369,7 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 	if (!maps) {
 		return 0; /* gone meanwhile */
 	}
+	nnew = 0;
 	while (fgets(line, sizeof(line), maps)) {
 		const struct ebpf_bid *bid;
 		unsigned char rec[1 + 4 + 24 + 1];
@@ -410,6 +412,10 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 			break;
 		}
 		seen->n++;
+		if (nnew < sizeof(fresh) / sizeof(fresh[0]) &&
+		    (fresh[nnew] = strdup(line + ml.name_at))) {
+			nnew++;
+		}
 		bid = build_id_get(st, ml.dev, ml.inode, file);
 		rec[0] = MAPS_MAP;
 		put32(rec + 1, (uint32_t)pid);
@@ -439,6 +445,11 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 		/* before the process is resumed: no allocation of code
 		 * just mapped is unwound without its table */
 		err = ebpf_unw_push(st, seen);
+	}
+	/* before this stop's uprobes are attached (unwind.c says why) */
+	ebpf_unw_prefetch(st, fresh, nnew);
+	while (nnew) {
+		free(fresh[--nnew]);
 	}
 	return err;
 }
