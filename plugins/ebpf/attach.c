@@ -96,7 +96,9 @@ static struct alloc_sym syms[] = {
 	F("_ZdlPvSt11align_val_tRKSt9nothrow_t"),
 	F("_ZdaPvSt11align_val_tRKSt9nothrow_t"),
 
-	/* mimalloc */
+	/* mimalloc. Its aligned malloc, zalloc and new are a Malloc, a
+	 * Calloc and a Malloc, as the reference writes mi_malloc_aligned
+	 * and mi_zalloc_aligned (and aligned operator new) */
 	M("mi_malloc", SIZE1),
 	M("mi_malloc_small", SIZE1),
 	M("mi_mallocn", MUL12),
@@ -109,12 +111,12 @@ static struct alloc_sym syms[] = {
 	R("mi_reallocarray", REALLOCARRAY),
 	R("mi_recalloc", REALLOCN_NZ),
 	R("mi_rezalloc", REALLOC_NZ),
-	A("mi_malloc_aligned", SIZE1),
-	A("mi_malloc_aligned_at", SIZE1),
-	A("mi_zalloc_aligned", SIZE1),
-	A("mi_zalloc_aligned_at", SIZE1),
-	A("mi_calloc_aligned", MUL12),
-	A("mi_calloc_aligned_at", MUL12),
+	M("mi_malloc_aligned", SIZE1),
+	M("mi_malloc_aligned_at", SIZE1),
+	C("mi_zalloc_aligned", SIZE1),
+	C("mi_zalloc_aligned_at", SIZE1),
+	C("mi_calloc_aligned", MUL12),
+	C("mi_calloc_aligned_at", MUL12),
 	R("mi_realloc_aligned", REALLOC_NZ),
 	R("mi_realloc_aligned_at", REALLOC_NZ),
 	A("mi_memalign", SIZE2),
@@ -125,8 +127,8 @@ static struct alloc_sym syms[] = {
 	M("mi_new", SIZE1),
 	M("mi_new_nothrow", SIZE1),
 	M("mi_new_n", MUL12),
-	A("mi_new_aligned", SIZE1),
-	A("mi_new_aligned_nothrow", SIZE1),
+	M("mi_new_aligned", SIZE1),
+	M("mi_new_aligned_nothrow", SIZE1),
 	R("mi_new_realloc", REALLOC_NZ),
 	R("mi_new_reallocn", REALLOCN_NZ),
 	F("mi_free"),

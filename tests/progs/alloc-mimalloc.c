@@ -26,8 +26,26 @@ int main(void)
 	mi_free(p);
 	report("Free", p, 0, NULL);
 
+	/* the reference (the CodSpeed runner's memtrack) writes
+	 * mi_malloc_aligned as a Malloc and mi_zalloc_aligned as a Calloc;
+	 * mi_new_aligned is a Malloc like aligned operator new */
 	p = mi_malloc_aligned(60006, 256);
-	report("AlignedAlloc", p, 60006, NULL);
+	report("Malloc", p, 60006, NULL);
+	mi_free(p);
+	report("Free", p, 0, NULL);
+
+	p = mi_zalloc_aligned(60010, 256);
+	report("Calloc", p, 60010, NULL);
+	mi_free(p);
+	report("Free", p, 0, NULL);
+
+	p = mi_new_aligned(60011, 256);
+	report("Malloc", p, 60011, NULL);
+	mi_free(p);
+	report("Free", p, 0, NULL);
+
+	p = mi_aligned_alloc(256, 60012);
+	report("AlignedAlloc", p, 60012, NULL);
 	mi_free(p);
 	report("Free", p, 0, NULL);
 
