@@ -101,6 +101,10 @@ struct {
  * on purpose: the verifier tracks values kept on the BPF stack exactly and
  * would walk every iteration of every loop separately.
  */
+/* the stack window: 512 bytes, several frames of most code */
+#define MT_WIN_WORDS 64
+#define MT_WIN_BYTES (MT_WIN_WORDS * 8)
+
 struct mt_walk {
 	struct mt_bpf_stack s;	/* what goes to the stacks ring */
 	u64 pc, sp, bp;		/* the registers of the frame being left */
@@ -111,6 +115,10 @@ struct mt_walk {
 	u32 first, lo, hi;
 	u32 last_map;		/* the previous frame's mapping + 1 (0: none):
 				 * callers are mostly in the same file */
+	u32 pad;
+	u64 win;		/* user address of win_buf[0]; 0: none */
+	u64 win_buf[MT_WIN_WORDS]; /* a copy of the stack there: one read
+				 * serves the next frames (stack_read) */
 };
 
 struct {
@@ -458,6 +466,29 @@ static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
 #define UC_RSP 160
 #define UC_RIP 168
 
+/*
+ * The 8 bytes at user address a, as bpf_probe_read_user() would read
+ * them, through the window: a copy of the 512 bytes from the last address
+ * it was filled at. A walk climbs the stack, so one fill serves the
+ * frames above it; a fill that fails (the window would cross the end of
+ * the stack's mapping) falls back to reading the 8 bytes alone.
+ */
+static __always_inline long stack_read(struct mt_walk *w, u64 a, u64 *v)
+{
+	u64 off = a - w->win;
+
+	if (!w->win || a < w->win || off > MT_WIN_BYTES - 8 || (off & 7)) {
+		if (bpf_probe_read_user(w->win_buf, MT_WIN_BYTES, (void *)a)) {
+			w->win = 0;
+			return bpf_probe_read_user(v, 8, (void *)a);
+		}
+		w->win = a;
+		off = 0;
+	}
+	*v = w->win_buf[(off >> 3) & (MT_WIN_WORDS - 1)];
+	return 0;
+}
+
 static __always_inline long walk_push(struct mt_walk *w, u64 ra, u64 cfa,
 				      u64 bp, u32 exact)
 {
@@ -508,9 +539,9 @@ static long unwind_step(u32 index, void *data)
 		rbp_off = 0;
 		break;
 	case MT_UNW_SIGNAL:
-		if (bpf_probe_read_user(&bp, 8, (void *)(w->sp + UC_RBP)) ||
-		    bpf_probe_read_user(&cfa, 8, (void *)(w->sp + UC_RSP)) ||
-		    bpf_probe_read_user(&ra, 8, (void *)(w->sp + UC_RIP)) ||
+		if (stack_read(w, w->sp + UC_RBP, &bp) ||
+		    stack_read(w, w->sp + UC_RSP, &cfa) ||
+		    stack_read(w, w->sp + UC_RIP, &ra) ||
 		    cfa <= w->sp || !ra) {
 			return walk_cut(w);
 		}
@@ -521,7 +552,7 @@ static long unwind_step(u32 index, void *data)
 			return 1; /* the root's mark: whole */
 		}
 		cfa = w->bp + 16;
-		if (bpf_probe_read_user(&bp, 8, (void *)w->bp)) {
+		if (stack_read(w, w->bp, &bp)) {
 			return walk_cut(w);
 		}
 		break;
@@ -529,18 +560,10 @@ static long unwind_step(u32 index, void *data)
 	if (cfa <= w->sp || (cfa & 7) || cfa - w->sp > MT_STACK_SPAN) {
 		return walk_cut(w);
 	}
-	if (rbp_off == -2) {
-		u64 pair[2];
-
-		/* push rbp after the call: both in one read */
-		if (bpf_probe_read_user(pair, 16, (void *)(cfa - 16))) {
-			return walk_cut(w);
-		}
-		bp = pair[0];
-		ra = pair[1];
-	} else if (bpf_probe_read_user(&ra, 8, (void *)(cfa - 8)) ||
-		   (rbp_off && bpf_probe_read_user(&bp, 8,
-						   (void *)(cfa + rbp_off * 8)))) {
+	/* the lower address first: the window is filled from there (rbp
+	 * is mostly saved just below the return address) */
+	if ((rbp_off && stack_read(w, cfa + rbp_off * 8, &bp)) ||
+	    stack_read(w, cfa - 8, &ra)) {
 		return walk_cut(w);
 	}
 	if (!ra) {
@@ -564,6 +587,7 @@ static __always_inline u32 walk_stack(struct pt_regs *ctx, u64 sp,
 	w->depth = depth;
 	w->exact = 0;
 	w->last_map = 0;
+	w->win = 0;
 	bpf_loop(MT_STACK_MAX, unwind_step, &c, 0);
 	return w->s.nframes;
 }
