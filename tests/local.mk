@@ -26,6 +26,7 @@ include tests/unwind.mk
 include tests/preload.mk
 include tests/sanitize.mk
 include tests/symbols.mk
+include tests/vma-busy.mk
 
 # Reference vectors of the CodSpeed memtrack format, copied verbatim from the
 # reference implementation's output (see their README).
