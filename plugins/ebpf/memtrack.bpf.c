@@ -256,7 +256,13 @@ static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 	c->dev = dev;
 	c->ino = ino;
 	c->ts = now;
-	bpf_send_signal(SIGSTOP);
+	if (bpf_send_signal(SIGSTOP)) {
+		/* not stopped (the kernel could not queue the signal): user
+		 * space still attaches and resumes, but the process may run
+		 * ahead of its probes or past the watermark; said as a stop
+		 * not made */
+		__sync_fetch_and_add(&ctl_dropped, 1);
+	}
 	bpf_ringbuf_submit(c, BPF_RB_FORCE_WAKEUP);
 }
 

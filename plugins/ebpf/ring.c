@@ -119,7 +119,7 @@ void ebpf_report_drops(struct ebpf_state *st)
 	}
 	if (c != st->ctl_drops_reported) {
 		ebpf_log(st, MT_LOG_WARN,
-			 "%llu stops not made: the control ring was full",
+			 "%llu stops not made (the control ring was full, or the kernel could not queue the stop): events of those processes may be missing",
 			 (unsigned long long)(c - st->ctl_drops_reported));
 		st->ctl_drops_reported = c;
 	}
