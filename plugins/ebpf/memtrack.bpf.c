@@ -115,7 +115,8 @@ struct mt_walk {
 	u32 first, lo, hi;
 	u32 last_map;		/* the previous frame's mapping + 1 (0: none):
 				 * callers are mostly in the same file */
-	u32 pad;
+	u32 rd_err;		/* mt_stack_read() failed */
+	u64 hash;		/* of the frames so far (capture_stack) */
 	u64 win;		/* user address of win_buf[0]; 0: none */
 	u64 win_buf[MT_WIN_WORDS]; /* a copy of the stack there: one read
 				 * serves the next frames (stack_read) */
@@ -348,9 +349,9 @@ struct mt_walk_ctx {
 /* The last mapping starting at or below w->key, by halving w->lo, w->hi
  * (in map memory: the two halves leave the same verifier state, so it
  * checks one iteration's paths, not 2^n). */
-static __always_inline void search_map(struct mt_walk_ctx *c)
+static __always_inline void search_map(struct mt_walk *w,
+				       struct mt_unw_proc *proc)
 {
-	struct mt_walk *w = c->w;
 	u32 i, mid;
 
 	for (i = 0; i < 9; i++) {
@@ -358,7 +359,7 @@ static __always_inline void search_map(struct mt_walk_ctx *c)
 			break;
 		}
 		mid = (w->lo + w->hi) / 2;
-		if (c->proc->m[mid & (MT_UNW_MAPS - 1)].start <= w->key) {
+		if (proc->m[mid & (MT_UNW_MAPS - 1)].start <= w->key) {
 			w->lo = mid + 1;
 		} else {
 			w->hi = mid;
@@ -393,19 +394,21 @@ static __always_inline void search_row(struct mt_walk *w)
 	}
 }
 
-/* The row for pc, or NULL (no mapping, no table, no row). */
-static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
+/*
+ * The row for w->pc in unw_rows, + 1; 0: none (no mapping, no table, no
+ * row). A global function: the verifier checks its searches once, not
+ * at each call, which made most of alloc_enter's load time.
+ */
+__noinline u32 mt_find_row(struct mt_walk *w, struct mt_unw_proc *proc)
 {
-	struct mt_walk *w = c->w;
 	struct mt_unw_map *m;
-	u32 idx;
 
-	if (!c->proc) {
-		return NULL;
+	if (!w || !proc) {
+		return 0;
 	}
 	m = NULL;
 	if (w->last_map) {
-		m = &c->proc->m[(w->last_map - 1) & (MT_UNW_MAPS - 1)];
+		m = &proc->m[(w->last_map - 1) & (MT_UNW_MAPS - 1)];
 		if (w->pc < m->start || w->pc >= m->end) {
 			m = NULL;
 		}
@@ -413,19 +416,19 @@ static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
 	if (!m) {
 		w->key = w->pc;
 		w->lo = 0;
-		w->hi = c->proc->n;
+		w->hi = proc->n;
 		if (w->hi > MT_UNW_MAPS) {
 			w->hi = MT_UNW_MAPS;
 		}
-		search_map(c);
+		search_map(w, proc);
 		if (!w->lo || w->lo < w->hi) {
-			return NULL;
+			return 0;
 		}
 		w->last_map = w->lo;
-		m = &c->proc->m[(w->lo - 1) & (MT_UNW_MAPS - 1)];
+		m = &proc->m[(w->lo - 1) & (MT_UNW_MAPS - 1)];
 	}
 	if (w->pc >= m->end || !m->t.row_count) {
-		return NULL;
+		return 0;
 	}
 	/* a return address is past its call: the call's row is the one of
 	 * the byte before */
@@ -441,7 +444,7 @@ static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
 		u32 i0, i1;
 
 		if (w->key < m->t.idx_pc0) {
-			return NULL; /* below the first row */
+			return 0; /* below the first row */
 		}
 		if (b + 1 >= m->t.idx_count) {
 			w->lo = w->hi; /* past the last bucket: the last row */
@@ -452,7 +455,7 @@ static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
 			e1 = bpf_map_lookup_elem(&unw_rows, &i1);
 			if (!e0 || !e1 || e0->pc > e1->pc ||
 			    e1->pc >= m->t.row_count) {
-				return NULL;
+				return 0;
 			}
 			w->lo = e0->pc;
 			w->hi = e1->pc + 1;
@@ -460,9 +463,23 @@ static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
 	}
 	search_row(w);
 	if (!w->lo || w->lo < w->hi) {
+		return 0;
+	}
+	return w->first + w->lo; /* the row's index + 1 */
+}
+
+static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
+{
+	u32 idx;
+
+	if (!c->proc) {
 		return NULL;
 	}
-	idx = w->first + w->lo - 1;
+	idx = mt_find_row(c->w, c->proc);
+	if (!idx) {
+		return NULL;
+	}
+	idx--;
 	return bpf_map_lookup_elem(&unw_rows, &idx);
 }
 
@@ -479,20 +496,33 @@ static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
  * frames above it; a fill that fails (the window would cross the end of
  * the stack's mapping) falls back to reading the 8 bytes alone.
  */
-static __always_inline long stack_read(struct mt_walk *w, u64 a, u64 *v)
+__noinline u64 mt_stack_read(struct mt_walk *w, u64 a)
 {
-	u64 off = a - w->win;
+	u64 off, v = 0;
 
+	if (!w) {
+		return 0;
+	}
+	off = a - w->win;
 	if (!w->win || a < w->win || off > MT_WIN_BYTES - 8 || (off & 7)) {
 		if (bpf_probe_read_user(w->win_buf, MT_WIN_BYTES, (void *)a)) {
 			w->win = 0;
-			return bpf_probe_read_user(v, 8, (void *)a);
+			w->rd_err = bpf_probe_read_user(&v, 8, (void *)a) != 0;
+			return v;
 		}
 		w->win = a;
 		off = 0;
 	}
-	*v = w->win_buf[(off >> 3) & (MT_WIN_WORDS - 1)];
-	return 0;
+	w->rd_err = 0;
+	return w->win_buf[(off >> 3) & (MT_WIN_WORDS - 1)];
+}
+
+/* A global function, so that the verifier checks it once and not at
+ * each of its calls (it made alloc_enter's load 0.1 s longer inline). */
+static __always_inline long stack_read(struct mt_walk *w, u64 a, u64 *v)
+{
+	*v = mt_stack_read(w, a);
+	return w->rd_err;
 }
 
 static __always_inline long walk_push(struct mt_walk *w, u64 ra, u64 cfa,
@@ -500,6 +530,7 @@ static __always_inline long walk_push(struct mt_walk *w, u64 ra, u64 cfa,
 {
 	w->s.frames[w->s.nframes & MT_STACK_MAX] = ra;
 	w->s.nframes++;
+	w->hash = (w->hash ^ ra) * 0x100000001b3ull;
 	w->pc = ra;
 	w->sp = cfa;
 	w->bp = bp;
@@ -609,7 +640,7 @@ static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
 	struct mt_bpf_stack *s;
 	struct mt_walk *w;
 	u64 h = 0xcbf29ce484222325ull ^ (id >> 32), ret, unread, flags;
-	u32 n, i, sid, *known, depth;
+	u32 n, sid, *known, depth;
 
 	if (!stack_depth) {
 		return 0;
@@ -624,17 +655,15 @@ static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
 		return 0;
 	}
 	s->frames[0] = ret;
+	w->hash = (h ^ ret) * 0x100000001b3ull;
 	depth = stack_depth < MT_STACK_MAX ? stack_depth : MT_STACK_MAX;
 	n = walk_stack(ctx, sp, w, depth);
 	if (n > MT_STACK_MAX) {
 		n = MT_STACK_MAX;
 	}
-	for (i = 0; i < MT_STACK_MAX; i++) {
-		if (i >= n) {
-			break;
-		}
-		h = (h ^ s->frames[i & MT_STACK_MAX]) * 0x100000001b3ull;
-	}
+	/* FNV-1a over the frames, made as they were pushed (walk_push):
+	 * no loop of MT_STACK_MAX steps here for the verifier to walk */
+	h = w->hash;
 	h ^= (u64)n << 56 ^ (u64)s->flags << 48;
 	known = bpf_map_lookup_elem(&stack_ids, &h);
 	if (known) {
