@@ -395,6 +395,27 @@ void pl_ring_advance(struct pl_reader *rd)
 	rd->stall_since = 0;
 }
 
+void pl_ring_take(struct pl_reader *rd, const struct mt_event *e,
+		  struct mt_event *out)
+{
+	memcpy(out, e, sizeof(*out));
+	out->reserved[0] = 0;
+	out->reserved[1] = 0;
+	pl_ring_advance(rd);
+}
+
+int pl_ring_take_meta(struct pl_reader *rd, const struct mt_event *e,
+		      pl_ring_meta_fn take, void *ctx, struct mt_emitter *em)
+{
+	int err = take(ctx, e, em);
+
+	pl_ring_advance(rd);
+	if (err) {
+		pl_ring_publish(rd);
+	}
+	return err;
+}
+
 void pl_ring_publish(struct pl_reader *rd)
 {
 	struct pl_shm *shm = rd->shm;

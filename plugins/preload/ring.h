@@ -76,6 +76,25 @@ const struct mt_event *pl_ring_peek_at(struct pl_reader *rd, uint64_t i);
 /* Give the slot pl_ring_peek() returned back to the producers. */
 void pl_ring_advance(struct pl_reader *rd);
 
+/* The event e that pl_ring_peek() returned, copied to out (reserved[]
+ * zeroed: the slot's state word is no part of the event), and its slot
+ * given back. */
+void pl_ring_take(struct pl_reader *rd, const struct mt_event *e,
+		  struct mt_event *out);
+
+struct mt_emitter;
+
+/* Where the metadata chunks of the ring go (meta.c's pl_meta_take()
+ * through the source). */
+typedef int (*pl_ring_meta_fn)(void *ctx, const struct mt_event *slot,
+			       struct mt_emitter *em);
+
+/* The metadata chunk e that pl_ring_peek() returned, handed to take and
+ * its slot given back; on take's error the tail is published and the
+ * error returned. */
+int pl_ring_take_meta(struct pl_reader *rd, const struct mt_event *e,
+		      pl_ring_meta_fn take, void *ctx, struct mt_emitter *em);
+
 /* Publish the tail and wake producers waiting for room. */
 void pl_ring_publish(struct pl_reader *rd);
 

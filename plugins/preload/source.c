@@ -440,7 +440,7 @@ static void meta_log(void *ctx, const char *msg)
 	plog(st, MT_LOG_WARN, "%s", msg);
 }
 
-/* A metadata chunk read by the merge of syscalls.c. */
+/* A metadata chunk read from the ring (here or by syscalls.c's merge). */
 static int take_meta(void *ctx, const struct mt_event *slot,
 		     struct mt_emitter *em)
 {
@@ -467,11 +467,10 @@ static int read_events(struct preload_state *st, struct mt_emitter *em,
 			break;
 		}
 		if (e->kind == PL_META_KIND) {
-			int err = pl_meta_take(&st->meta, e, em, meta_log, st);
+			int err = pl_ring_take_meta(&st->rd, e, take_meta, st,
+						    em);
 
-			pl_ring_advance(&st->rd);
 			if (err) {
-				pl_ring_publish(&st->rd);
 				return err;
 			}
 			continue;
@@ -481,10 +480,7 @@ static int read_events(struct preload_state *st, struct mt_emitter *em,
 			pl_ring_publish(&st->rd);
 			return -EPIPE;
 		}
-		memcpy(out, e, sizeof(*out));
-		out->reserved[0] = 0;
-		out->reserved[1] = 0;
-		pl_ring_advance(&st->rd);
+		pl_ring_take(&st->rd, e, out);
 		n++;
 	}
 	pl_ring_publish(&st->rd);

@@ -121,7 +121,7 @@ struct pl_syscalls {
 	struct stage sp, sb; /* staged records of P and of B */
 	/* metadata chunks of P (stacks, mappings: meta.c) go here as they
 	 * are read, never staged: their bytes are no timestamp to sort by */
-	pl_syscalls_meta_fn take_meta;
+	pl_ring_meta_fn take_meta;
 	void *meta_ctx;
 };
 
@@ -200,19 +200,15 @@ static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 			break;
 		}
 		if (e->kind == PL_META_KIND) {
-			int err = sc->take_meta(sc->meta_ctx, e, em);
+			int err = pl_ring_take_meta(rd, e, sc->take_meta,
+						    sc->meta_ctx, em);
 
-			pl_ring_advance(rd);
 			if (err) {
-				pl_ring_publish(rd);
 				return err;
 			}
 			continue;
 		}
-		memcpy(&ev, e, sizeof(ev));
-		ev.reserved[0] = 0;
-		ev.reserved[1] = 0;
-		pl_ring_advance(rd);
+		pl_ring_take(rd, e, &ev);
 		stage_push(&sc->sp, &ev, UINT64_MAX);
 		n++;
 	}
@@ -437,11 +433,10 @@ static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
 		if (!k) {
 			e = pl_ring_peek(rd);
 			if (e && e->kind == PL_META_KIND) {
-				int err = sc->take_meta(sc->meta_ctx, e, em);
+				int err = pl_ring_take_meta(rd, e, sc->take_meta,
+							    sc->meta_ctx, em);
 
-				pl_ring_advance(rd);
 				if (err) {
-					pl_ring_publish(rd);
 					return err;
 				}
 				continue;
@@ -458,10 +453,7 @@ static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
 				pl_ring_publish(rd);
 				return -EPIPE;
 			}
-			memcpy(out, pl_ring_peek(rd), sizeof(*out));
-			out->reserved[0] = 0;
-			out->reserved[1] = 0;
-			pl_ring_advance(rd);
+			pl_ring_take(rd, pl_ring_peek(rd), out);
 		}
 		done += k;
 	}
@@ -790,7 +782,7 @@ int pl_syscalls_poll_fd(struct pl_syscalls *sc, int efd)
 	return sc->epfd;
 }
 
-void pl_syscalls_set_meta(struct pl_syscalls *sc, pl_syscalls_meta_fn take,
+void pl_syscalls_set_meta(struct pl_syscalls *sc, pl_ring_meta_fn take,
 			  void *ctx)
 {
 	sc->take_meta = take;
@@ -958,7 +950,7 @@ int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
 	return -ENOTSUP;
 }
 
-void pl_syscalls_set_meta(struct pl_syscalls *sc, pl_syscalls_meta_fn take,
+void pl_syscalls_set_meta(struct pl_syscalls *sc, pl_ring_meta_fn take,
 			  void *ctx)
 {
 	(void)sc;

@@ -57,9 +57,7 @@ int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
 
 /* Where the metadata chunks of the shared ring go (meta.c's
  * pl_meta_take() through the source); set before the first read. */
-typedef int (*pl_syscalls_meta_fn)(void *ctx, const struct mt_event *slot,
-				   struct mt_emitter *em);
-void pl_syscalls_set_meta(struct pl_syscalls *sc, pl_syscalls_meta_fn take,
+void pl_syscalls_set_meta(struct pl_syscalls *sc, pl_ring_meta_fn take,
 			  void *ctx);
 
 void pl_syscalls_set_enabled(struct pl_syscalls *sc, int enabled);
