@@ -325,6 +325,27 @@ static int literal(struct jp *j, const char *word)
 
 static int value(struct jp *j, int depth);
 
+/* An object's key and its ':', white space after: string() into out. */
+static int key(struct jp *j, char *out, size_t cap, size_t *len)
+{
+	int err;
+
+	if (peek(j) != '"') {
+		return syntax(j, "expected a key");
+	}
+	err = string(j, out, cap, len);
+	if (err) {
+		return err;
+	}
+	ws(j);
+	if (peek(j) != ':') {
+		return syntax(j, "expected ':'");
+	}
+	j->p++;
+	ws(j);
+	return 0;
+}
+
 /* An object or array at j->p, checked and skipped. */
 static int container(struct jp *j, int depth)
 {
@@ -345,19 +366,10 @@ static int container(struct jp *j, int depth)
 	}
 	for (;;) {
 		if (object) {
-			if (peek(j) != '"') {
-				return syntax(j, "expected a key");
-			}
-			err = string(j, NULL, 0, &len);
+			err = key(j, NULL, 0, &len);
 			if (err) {
 				return err;
 			}
-			ws(j);
-			if (peek(j) != ':') {
-				return syntax(j, "expected ':'");
-			}
-			j->p++;
-			ws(j);
 		}
 		err = value(j, depth + 1);
 		if (err) {
@@ -530,26 +542,17 @@ static int type_value(struct jp *j, int *kind)
 static int member(struct jp *j, struct mt_event *ev, unsigned int *seen,
 		  int *kind)
 {
-	char key[16];
+	char name[16];
 	size_t klen;
 	enum field f;
 	uint64_t v;
 	int err;
 
-	if (peek(j) != '"') {
-		return syntax(j, "expected a key");
-	}
-	err = string(j, key, sizeof(key), &klen);
+	err = key(j, name, sizeof(name), &klen);
 	if (err) {
 		return err;
 	}
-	ws(j);
-	if (peek(j) != ':') {
-		return syntax(j, "expected ':'");
-	}
-	j->p++;
-	ws(j);
-	f = klen <= sizeof(key) ? field_of(key, klen) : F_UNKNOWN;
+	f = klen <= sizeof(name) ? field_of(name, klen) : F_UNKNOWN;
 	if (f != F_UNKNOWN && (*seen & (1u << f))) {
 		return fail(j, "key \"%s\" given twice", field_names[f]);
 	}
