@@ -8,6 +8,7 @@ common_libmtcommon_la_SOURCES = \
 	common/elf-symbols.c common/elf-symbols.h \
 	common/bpf-check.c common/bpf-check.h \
 	common/parse-size.c common/parse-size.h \
-	common/open-regular.c common/open-regular.h
+	common/open-regular.c common/open-regular.h \
+	common/event-finish.h
 common_libmtcommon_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
 common_libmtcommon_la_LIBADD = $(LIBELF_LIBS)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "event-finish.h"
 #include "msgpack.h"
 
 /* Internal result of a read step: 0 ok, MORE, or ERROR (err filled). */
@@ -448,18 +449,8 @@ static int unpack(struct reader *rd, struct mt_event *ev)
 		return rd_fail(rd, rd->start, "record has no \"%s\"",
 			       field_names[f]);
 	}
-	ev->kind = (uint8_t)kind;
-	if (kind == MT_EV_FREE) {
-		ev->size = 0;
-	}
-	if (kind == MT_EV_REALLOC && (seen & (1u << F_OLD_ADDR))) {
-		ev->flags |= MT_EVF_OLD_ADDR;
-	} else {
-		ev->old_addr = 0;
-	}
-	if (seen & (1u << F_STACK)) {
-		ev->flags |= MT_EVF_STACK;
-	}
+	mt_event_finish(ev, kind, seen & (1u << F_OLD_ADDR),
+			seen & (1u << F_STACK));
 	return RD_OK;
 }
 

@@ -23,6 +23,7 @@
 
 #include <memtrack/plugin.h>
 
+#include "event-finish.h"
 #include "json-event.h"
 
 /* Deeper than any real extension key needs, and bounds the recursion. */
@@ -652,17 +653,7 @@ int mt_json_event_parse(const char *line, size_t len, struct mt_event *ev,
 			return fail(&j, "no \"%s\"", field_names[f]);
 		}
 	}
-	ev->kind = (uint8_t)kind;
-	if (kind == MT_EV_FREE) {
-		ev->size = 0;
-	}
-	if (kind == MT_EV_REALLOC && (seen & (1u << F_OLD_ADDR))) {
-		ev->flags |= MT_EVF_OLD_ADDR;
-	} else {
-		ev->old_addr = 0;
-	}
-	if (seen & (1u << F_STACK)) {
-		ev->flags |= MT_EVF_STACK;
-	}
+	mt_event_finish(ev, kind, seen & (1u << F_OLD_ADDR),
+			seen & (1u << F_STACK));
 	return 0;
 }
