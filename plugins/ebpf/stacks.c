@@ -369,7 +369,6 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 	if (!maps) {
 		return 0; /* gone meanwhile */
 	}
-	nnew = 0;
 	while (fgets(line, sizeof(line), maps)) {
 		const struct ebpf_bid *bid;
 		unsigned char rec[1 + 4 + 24 + 1];

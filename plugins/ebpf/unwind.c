@@ -715,35 +715,42 @@ static void prefetch_add_dir(struct prefetch *pf, const char *path)
 	}
 }
 
+/* Build the table of the file at path and queue it for its own needs,
+ * when it is a regular file; 1 when it is, 0 when it is not there. */
+static int prefetch_try(struct prefetch *pf, const char *path)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) || !S_ISREG(sb.st_mode)) {
+		return 0;
+	}
+	if (pf->n < PREFETCH_MAX && !prefetch_has(pf, path) &&
+	    (pf->queue[pf->n] = strdup(path))) {
+		/* the kernel's MKDEV(), as /proc/PID/maps */
+		file_get(pf->st,
+			 (uint64_t)major(sb.st_dev) << 20 | minor(sb.st_dev),
+			 sb.st_ino, path, path);
+		pf->n++;
+	}
+	return 1;
+}
+
 static void prefetch_needed(const char *name, void *arg)
 {
 	struct prefetch *pf = arg;
 	char cand[PATH_MAX];
-	struct stat sb;
 	size_t i;
 
-	for (i = 0; i < pf->ndirs && pf->n < PREFETCH_MAX; i++) {
-		if (strchr(name, '/')) {
-			snprintf(cand, sizeof(cand), "%s", name);
-		} else if (snprintf(cand, sizeof(cand), "%s/%s", pf->dirs[i],
-				    name) >= (int)sizeof(cand)) {
-			continue;
-		}
-		if (stat(cand, &sb) || !S_ISREG(sb.st_mode)) {
-			continue;
-		}
-		if (!prefetch_has(pf, cand)) {
-			pf->queue[pf->n] = strdup(cand);
-			if (pf->queue[pf->n]) {
-				/* the kernel's MKDEV(), as /proc/PID/maps */
-				file_get(pf->st,
-					 (uint64_t)major(sb.st_dev) << 20 |
-						 minor(sb.st_dev),
-					 sb.st_ino, cand, cand);
-				pf->n++;
-			}
-		}
+	if (strchr(name, '/')) {
+		prefetch_try(pf, name);
 		return;
+	}
+	for (i = 0; i < pf->ndirs; i++) {
+		if (snprintf(cand, sizeof(cand), "%s/%s", pf->dirs[i], name) <
+			    (int)sizeof(cand) &&
+		    prefetch_try(pf, cand)) {
+			return;
+		}
 	}
 }
 
