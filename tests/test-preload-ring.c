@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -444,6 +445,39 @@ START_TEST(test_tsc_in_ring)
 }
 END_TEST
 
+/* A reader that has not read yet is woken by the first wakeup_at
+ * events, through the eventfd, and not before. It used to be woken only
+ * by its tick or a full ring: a fast program filled the ring while the
+ * reader's core idled. */
+START_TEST(test_first_fill_wakes)
+{
+	struct pl_shm *shm = ring_new(1024);
+	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	struct pollfd pfd = { .fd = efd, .events = POLLIN };
+	struct mt_event ev;
+	uint64_t i, count;
+
+	ck_assert_int_ge(efd, 0);
+	ck_assert_uint_eq(shm->wakeup_at, 128);
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MT_EV_MALLOC;
+	/* the producer looks at the fill once every 16 positions */
+	for (i = 0; i < shm->wakeup_at; i++) {
+		ck_assert_int_eq(pl_ring_put(shm, efd, &ev, gettid_()), 0);
+	}
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	for (i = 0; i < 16; i++) {
+		ck_assert_int_eq(pl_ring_put(shm, efd, &ev, gettid_()), 0);
+	}
+	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+	ck_assert_int_eq(read(efd, &count, sizeof(count)), sizeof(count));
+	ck_assert_uint_eq(count, 1);
+	ck_assert_uint_eq(shm->sleeping, 0);
+	close(efd);
+	ring_free(shm);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("preload-ring");
@@ -458,6 +492,7 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_consumer_killed);
 	tcase_add_test(tc, test_tsc_matches_clock);
 	tcase_add_test(tc, test_tsc_in_ring);
+	tcase_add_test(tc, test_first_fill_wakes);
 	suite_add_tcase(s, tc);
 	return s;
 }

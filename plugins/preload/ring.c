@@ -127,6 +127,11 @@ void pl_ring_init(struct pl_shm *shm, uint64_t nslots, uint64_t slots_offset)
 	/* like the eBPF source: wake the reader at 1/8, else its tick */
 	shm->wakeup_at = nslots / 8 ? nslots / 8 : 1;
 	shm->head = shm->tail = 0;
+	/* The reader has not read yet: it waits on the eventfd until the
+	 * first wake-up or tick. Left 0, no producer would wake it, and a
+	 * program that allocates fast filled the ring while the reader's
+	 * core idled (2M events: the first 50 ms of the run). */
+	shm->sleeping = 1;
 	/* zero memory (ring.h): every slot is FREE for lap 0 already.
 	 * Writing the words would fault the whole ring in (16 MiB, 4096
 	 * pages by default) before the command starts; its producers touch
