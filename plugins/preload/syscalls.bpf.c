@@ -49,10 +49,15 @@ struct {
 	__uint(max_entries, 32 << 20); /* resized by user space */
 } events SEC(".maps");
 
+/* The three hash maps allocate their entries as they are added: a
+ * preallocated 64K-entry map costs ~3 ms to create, paid by every run
+ * before the command starts, for the few entries a process tree uses. */
+
 /* tgid (global) -> 1 */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, u32);
 	__type(value, u32);
 } tracked SEC(".maps");
@@ -61,6 +66,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, u64);
 	__type(value, struct mt_sys_call);
 } calls SEC(".maps");
@@ -89,6 +95,7 @@ struct span {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, u32);
 	__type(value, struct span);
 } self_span SEC(".maps");
