@@ -8,7 +8,8 @@
  * differ with ASLR); what each program reports must be there exactly. A
  * large malloc is a Malloc and, before it, the Mmap holding it. auto
  * picks BPF as root; libc mode keeps its warning; syscalls=bpf without
- * root fails and says why.
+ * root fails and says why. The interposer's own mappings are dropped even
+ * when bpf_find_vma() fails (MEMTRACK_TEST_NO_FIND_VMA).
  *
  * Needs root and BPF: skipped (77) without, failed with
  * MEMTRACK_REQUIRE_BPF=1.
@@ -174,6 +175,23 @@ END_TEST
 /* A C++ program needs libgcc_s.so.1 itself, which the interposer needs
  * too: its mappings are the program's and stay (the interposer's verdict,
  * plugins/preload/selfdeps.c). */
+/* The same with bpf_find_vma() failing for every mmap, as it does while
+ * the mmap lock is busy (an uprobe being attached to or detached from a
+ * library the process maps, by another memtrack): the interposer's files
+ * are still known, by the descriptor mapped, and their Mmaps dropped.
+ * Before, each of its segments came out as one more Mmap. */
+static const char *const find_vma_progs[] = {
+	"alloc-basic", "alloc-mmap", "alloc-cxx",
+};
+
+START_TEST(test_find_vma_fails)
+{
+	ck_assert_int_eq(setenv("MEMTRACK_TEST_NO_FIND_VMA", "1", 1), 0);
+	check_like_ebpf(find_vma_progs[_i]);
+	ck_assert_int_eq(unsetenv("MEMTRACK_TEST_NO_FIND_VMA"), 0);
+}
+END_TEST
+
 START_TEST(test_cxx)
 {
 	check_like_ebpf("alloc-cxx");
@@ -348,6 +366,9 @@ static Suite *preload_syscalls_suite(void)
 	tcase_add_loop_test(tc, test_scenario, 0, (int)nscenarios);
 	tcase_add_loop_test(tc, test_same_as_ebpf, 0,
 			    (int)(sizeof(same_progs) / sizeof(same_progs[0])));
+	tcase_add_loop_test(
+		tc, test_find_vma_fails, 0,
+		(int)(sizeof(find_vma_progs) / sizeof(find_vma_progs[0])));
 	tcase_add_test(tc, test_cxx);
 	tcase_add_test(tc, test_large_malloc);
 	tcase_add_test(tc, test_libc_mode);

@@ -19,7 +19,7 @@
  *                                            the thread's syscall in flight
  *   void sys_emit(u64 pid_tgid, u32 kind, u64 addr, u64 size)
  *   int sys_mmap_keep(u64 pid_tgid, u64 addr, u64 len, u64 prot,
- *                     u64 flags)             0: drop this Mmap
+ *                     u64 flags, s64 fd)     0: drop this Mmap
  *   void sys_mmap_done(u64 pid_tgid, u64 addr, u64 prot, u64 flags)
  *                                            after a successful mmap
  *   int sys_munmap_keep(u64 pid_tgid, u64 addr, u64 len)  0: drop
@@ -31,7 +31,8 @@
 
 #include "syscall-call.bpf.h"
 
-static __always_inline void mt_sys_enter(u32 nr, u64 a0, u64 a1, u64 a2)
+static __always_inline void mt_sys_enter(u32 nr, u64 a0, u64 a1, u64 a2,
+					u64 a3)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	struct mt_sys_call *c;
@@ -47,6 +48,7 @@ static __always_inline void mt_sys_enter(u32 nr, u64 a0, u64 a1, u64 a2)
 	c->arg0 = a0;
 	c->arg1 = a1;
 	c->arg2 = a2;
+	c->arg3 = a3;
 }
 
 /* The call nr in flight on this thread, or NULL. */
@@ -70,8 +72,9 @@ static __always_inline int mt_sys_failed(long ret)
 SEC("tp/syscalls/sys_enter_mmap")
 int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	/* len, prot, flags */
-	mt_sys_enter(MT_SYS_MMAP, ctx->args[1], ctx->args[2], ctx->args[3]);
+	/* len, prot, flags, fd */
+	mt_sys_enter(MT_SYS_MMAP, ctx->args[1], ctx->args[2], ctx->args[3],
+		     ctx->args[4]);
 	return 0;
 }
 
@@ -82,6 +85,7 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	struct mt_sys_call *c;
 	long ret = ctx->ret;
 	u64 len, prot, flags;
+	s64 fd;
 
 	c = mt_sys_exit(id, MT_SYS_MMAP);
 	if (!c || mt_sys_failed(ret)) {
@@ -90,7 +94,8 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	len = c->arg0;
 	prot = c->arg1;
 	flags = c->arg2;
-	if (sys_mmap_keep(id, ret, len, prot, flags)) {
+	fd = (s32)c->arg3;
+	if (sys_mmap_keep(id, ret, len, prot, flags, fd)) {
 		sys_emit(id, MT_EV_MMAP, ret, len);
 	}
 	sys_mmap_done(id, ret, prot, flags);
@@ -100,7 +105,7 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 SEC("tp/syscalls/sys_enter_munmap")
 int on_munmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	mt_sys_enter(MT_SYS_MUNMAP, ctx->args[0], ctx->args[1], 0);
+	mt_sys_enter(MT_SYS_MUNMAP, ctx->args[0], ctx->args[1], 0, 0);
 	return 0;
 }
 
@@ -124,7 +129,8 @@ SEC("tp/syscalls/sys_enter_mremap")
 int on_mremap_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	/* old_addr, old_len, new_len */
-	mt_sys_enter(MT_SYS_MREMAP, ctx->args[0], ctx->args[1], ctx->args[2]);
+	mt_sys_enter(MT_SYS_MREMAP, ctx->args[0], ctx->args[1], ctx->args[2],
+		     0);
 	return 0;
 }
 
@@ -151,7 +157,8 @@ int on_brk_enter(struct trace_event_raw_sys_enter *ctx)
 	struct task_struct *task = (void *)bpf_get_current_task();
 
 	/* requested break, break before the call */
-	mt_sys_enter(MT_SYS_BRK, ctx->args[0], BPF_CORE_READ(task, mm, brk), 0);
+	mt_sys_enter(MT_SYS_BRK, ctx->args[0], BPF_CORE_READ(task, mm, brk), 0,
+		     0);
 	return 0;
 }
 

@@ -38,6 +38,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define SELF_DEP 2 /* + i: tagged */
 
 const volatile unsigned long long wakeup_at = 0; /* unread bytes */
+/* tests: behave as if bpf_find_vma() always failed (the lock is busy) */
+const volatile unsigned int test_no_find_vma = 0;
 
 volatile unsigned int enabled = 0;
 volatile unsigned long long pidns_dev = 0; /* 0: report global ids */
@@ -194,21 +196,42 @@ static __always_inline int keep_tagged(u64 id, u32 tag)
 	return 1;
 }
 
+/* The self_files value of a file, or NULL. */
+static __always_inline u32 *self_file(const struct mt_vma_file *f)
+{
+	struct self_file key = { .dev = f->dev, .ino = f->ino };
+
+	return f->found ? bpf_map_lookup_elem(&self_files, &key) : NULL;
+}
+
+/*
+ * A file mapping is a self file's when the file the vma maps is, or else
+ * the file behind the descriptor passed. The vma's can be unknown:
+ * bpf_find_vma() only try-locks the mmap lock, and fails with -EBUSY
+ * while it is held, such as by any uprobe (un)registration on a file the
+ * process maps (an eBPF memtrack's watchdog detaching its libc probes);
+ * and it is another file than the one stat() named on overlayfs. The
+ * interposer's own segments were then recorded as the program's Mmaps.
+ */
 static __always_inline int sys_mmap_keep(u64 id, u64 addr, u64 len, u64 prot,
-					 u64 flags)
+					 u64 flags, s64 fd)
 {
 	u32 tgid = id >> 32, tag, *self;
-	struct self_file key;
 	struct span span = {};
 
 	set_tag(id, 0);
 	if (!(flags & MAP_ANONYMOUS)) {
 		struct mt_vma_file f = {};
 
-		mt_vma_file_at(addr, &f);
-		key.dev = f.dev;
-		key.ino = f.ino;
-		self = f.found ? bpf_map_lookup_elem(&self_files, &key) : NULL;
+		if (!test_no_find_vma) {
+			mt_vma_file_at(addr, &f);
+		}
+		self = self_file(&f);
+		if (!self) {
+			__builtin_memset(&f, 0, sizeof(f));
+			mt_fd_file(fd, &f);
+			self = self_file(&f);
+		}
 		if (self) {
 			tag = *self;
 			if (in_self_span(tgid, addr, len) != tag) {

@@ -709,6 +709,10 @@ int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 		goto error;
 	}
 	sc->skel->rodata->wakeup_at = size / 8;
+	/* tests/test-preload-syscalls: the lookup that does not need the
+	 * mmap lock, alone */
+	sc->skel->rodata->test_no_find_vma =
+		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
 	err = syscalls_bpf__load(sc->skel);
 	if (err) {
 		slog(sc, MT_LOG_ERROR, "cannot load the BPF program: %s",
