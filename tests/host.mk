@@ -80,6 +80,13 @@ TESTS += tests/test-stress.sh
 endif
 dist_noinst_SCRIPTS += tests/test-stress.sh
 
+# A tree larger than the BPF map of processes: said, exit 1 (skips
+# without root and BPF).
+if ENABLE_EBPF
+TESTS += tests/test-untracked.sh
+endif
+dist_noinst_SCRIPTS += tests/test-untracked.sh
+
 # ABI 1.1 from C++: the headers, and the C++ example encoder built and run
 TESTS += tests/test-cxx-plugin.sh
 dist_noinst_SCRIPTS += tests/test-cxx-plugin.sh

@@ -9,7 +9,7 @@ mode=-s
 for arg in "$@"; do
 	case "$arg" in
 	*/test-ebpf | */test-pressure | */test-stacks | */test-lifecycle.sh | \
-	*/test-stress.sh | */test-vma-busy.sh | \
+	*/test-stress.sh | */test-vma-busy.sh | */test-untracked.sh | \
 	*/test-sources-agree | */test-preload-syscalls | */test-unwind)
 		mode=-x
 		;;

@@ -67,6 +67,8 @@ volatile unsigned int root_ns_pid = 0; /* adopt at exec (container mode) */
  * not happen, which the next event retries) */
 volatile unsigned long long dropped = 0;
 volatile unsigned long long ctl_dropped = 0;
+/* processes of the tree not followed: `tracked` was full */
+volatile unsigned long long untracked = 0;
 volatile unsigned int stack_next_id = 0; /* the last stack id given */
 
 struct {
@@ -894,7 +896,10 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (tgid != pid) {
 		return 0; /* a thread: its tgid is tracked already */
 	}
-	bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY);
+	if (bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY)) {
+		__sync_fetch_and_add(&untracked, 1);
+		return 0;
+	}
 	if (stack_depth) {
 		struct mt_ctl c = {
 			.type = MT_CTL_FORK,
@@ -954,7 +959,10 @@ int BPF_PROG(on_exec, struct task_struct *task)
 		if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns,
 						 sizeof(ns)) &&
 		    ns.tgid == root_ns_pid) {
-			bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY);
+			if (bpf_map_update_elem(&tracked, &tgid, &one,
+						BPF_ANY)) {
+				__sync_fetch_and_add(&untracked, 1);
+			}
 			root_ns_pid = 0;
 		}
 	}

@@ -110,6 +110,12 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 		goto error;
 	}
 	err = bpf_map__set_max_entries(st->skel->maps.events, st->ring_size);
+	if (!err && getenv("MEMTRACK_TEST_TRACKED_MAX")) {
+		/* tests/test-untracked.sh: a tree larger than the map */
+		err = bpf_map__set_max_entries(
+			st->skel->maps.tracked,
+			(uint32_t)atoi(getenv("MEMTRACK_TEST_TRACKED_MAX")));
+	}
 	if (!err && st->stack_depth) {
 		err = bpf_map__set_max_entries(st->skel->maps.stacks,
 					       st->stack_ring_size);
@@ -307,7 +313,18 @@ static int ebpf_maintain(void *state)
 /* Everything written when drain() is called, and nothing more (ring.c). */
 static int ebpf_drain(void *state, struct mt_emitter *em)
 {
-	return ebpf_ring_drain(state, em);
+	struct ebpf_state *st = state;
+	int err = ebpf_ring_drain(st, em);
+	uint64_t n = st->skel->bss->untracked;
+
+	if (err >= 0 && n) {
+		ebpf_log(st, MT_LOG_ERROR,
+			 "%llu processes of the traced tree were not followed (its map of processes, %u entries, was full): their events are missing",
+			 (unsigned long long)n,
+			 bpf_map__max_entries(st->skel->maps.tracked));
+		return -ENOSPC;
+	}
+	return err;
 }
 
 static int ebpf_set_enabled(void *state, int enabled)

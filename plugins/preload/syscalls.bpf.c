@@ -45,6 +45,8 @@ volatile unsigned int enabled = 0;
 volatile unsigned long long pidns_dev = 0; /* 0: report global ids */
 volatile unsigned long long pidns_ino = 0;
 volatile unsigned long long dropped = 0;
+/* processes of the tree not followed: `tracked` was full */
+volatile unsigned long long untracked = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -285,7 +287,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (tgid != pid) {
 		return 0; /* a thread: its tgid is tracked already */
 	}
-	bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY);
+	if (bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY)) {
+		__sync_fetch_and_add(&untracked, 1);
+	}
 	return 0;
 }
 

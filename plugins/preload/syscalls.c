@@ -542,7 +542,17 @@ int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
 		}
 	}
 	n = emit_merged(sc, rd, em, SIZE_MAX, 1);
-	return n < 0 ? n : 0;
+	if (n < 0) {
+		return n;
+	}
+	if (sc->skel->bss->untracked) {
+		slog(sc, MT_LOG_ERROR,
+		     "%llu processes of the traced tree were not followed (the BPF map of processes, %u entries, was full): their mmap, munmap, mremap and brk events are missing",
+		     (unsigned long long)sc->skel->bss->untracked,
+		     bpf_map__max_entries(sc->skel->maps.tracked));
+		return -ENOSPC;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -713,6 +723,15 @@ int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 	 * mmap lock, alone */
 	sc->skel->rodata->test_no_find_vma =
 		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
+	if (getenv("MEMTRACK_TEST_TRACKED_MAX")) {
+		/* tests/test-untracked.sh: a tree larger than the map */
+		err = bpf_map__set_max_entries(
+			sc->skel->maps.tracked,
+			(uint32_t)atoi(getenv("MEMTRACK_TEST_TRACKED_MAX")));
+		if (err) {
+			goto error;
+		}
+	}
 	err = syscalls_bpf__load(sc->skel);
 	if (err) {
 		slog(sc, MT_LOG_ERROR, "cannot load the BPF program: %s",

@@ -1,0 +1,62 @@
+#!/bin/sh
+# A process tree larger than the BPF map of traced processes: the events
+# of the processes that did not fit are missing, and memtrack says so and
+# exits 1 instead of writing an incomplete file in silence. The map
+# (65,536 processes at a time) is made to hold 2 for the test
+# (MEMTRACK_TEST_TRACKED_MAX): a shell and the first of three sleeps fit,
+# the other two do not. The file holds the events of the two that fit, in
+# full; under preload the interposer still records every process's
+# allocations, and only the syscall tracepoints miss the two.
+# Needs root and BPF: skips (77) without, fails under MEMTRACK_REQUIRE_BPF=1.
+set -u
+
+: "${MT_BUILDDIR:?}" "${MT_SRCDIR:?}"
+. "$MT_SRCDIR/tests/lib.sh"
+
+[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
+[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
+if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
+	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
+fi
+
+tree='sleep 0.3 & sleep 0.3 & sleep 0.3 & wait'
+
+# pids FILE [TYPE]: how many processes have events (of TYPE) in FILE
+pids() {
+	"$MT" dump "$1" | grep "\"type\":\"${2:-[A-Za-z]*}\"" |
+		sed 's/^{"pid":\([0-9]*\),.*/\1/' | sort -u | wc -l
+}
+
+for src in ebpf preload; do
+	expect_exit 0 "$src: the whole tree" -- \
+		"$MT" -q --source "$src" --sink "file:$T/all.mt" -- sh -c "$tree"
+	[ -s "$T/err" ] && { fail "$src: the whole tree: stderr"; cat "$T/err"; }
+	expect_exit 1 "$src: a tree larger than the map" -- \
+		env MEMTRACK_TEST_TRACKED_MAX=2 "$MT" -q --source "$src" \
+		--sink "file:$T/two.mt" -- sh -c "$tree"
+	stderr_is "$src: says how many were not followed" \
+		"$src: 2 processes of the traced tree were not followed (.*2 entries, was full)"
+	check "$src: the file reads to its end" -- "$MT" dump "$T/two.mt"
+	case $src in
+	ebpf)
+		n=$(pids "$T/all.mt")
+		[ "$n" -eq 4 ] && ok "ebpf: 4 processes in the whole tree" \
+			|| fail "ebpf: $n processes in the whole tree, want 4"
+		n=$(pids "$T/two.mt")
+		[ "$n" -eq 2 ] && ok "ebpf: 2 processes followed" \
+			|| fail "ebpf: $n processes followed, want 2"
+		;;
+	preload)
+		n=$(pids "$T/two.mt" Malloc)
+		[ "$n" -eq 4 ] && ok "preload: every process's mallocs" \
+			|| fail "preload: mallocs of $n processes, want 4"
+		n=$(pids "$T/all.mt" Mmap)
+		[ "$n" -eq 4 ] && ok "preload: 4 processes' Mmaps in the whole tree" \
+			|| fail "preload: Mmaps of $n processes in the whole tree, want 4"
+		n=$(pids "$T/two.mt" Mmap)
+		[ "$n" -eq 2 ] && ok "preload: 2 processes' Mmaps when 2 fit" \
+			|| fail "preload: Mmaps of $n processes, want 2"
+		;;
+	esac
+done
+finish
