@@ -352,6 +352,11 @@ static void finish_recording(struct run *r)
 			       "");
 		set_error(r, -ENOBUFS);
 	}
+	if (ss.untracked) {
+		mt_err("%" PRIu64 " processes of the traced tree were not followed (the source's map of processes was full): events of theirs are missing",
+		       ss.untracked);
+		set_error(r, -ENOSPC);
+	}
 	/* Frames all written: the summary's figures are then final. */
 	err = mt_pipeline_sync(r->pipe);
 	set_error(r, err);

@@ -342,6 +342,9 @@ char *mt_stats_summary(struct mt_stats *s, const struct mt_pipeline_stats *ps,
 		       ss->unwind_bytes, ss->unwind_bytes_max,
 		       ss->unwind_build_ns);
 	}
+	if (ss && ss->untracked) {
+		append(&json, &len, ",\"untracked\":%" PRIu64, ss->untracked);
+	}
 	append(&json, &len, "}");
 	if (s->jsonl && json) {
 		fprintf(s->jsonl, "%s\n", json);

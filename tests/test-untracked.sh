@@ -35,8 +35,12 @@ for src in ebpf preload; do
 		env MEMTRACK_TEST_TRACKED_MAX=2 "$MT" -q --source "$src" \
 		--sink "file:$T/two.mt" -- sh -c "$tree"
 	stderr_is "$src: says how many were not followed" \
-		"$src: 2 processes of the traced tree were not followed (.*2 entries, was full)"
+		"^memtrack: error: 2 processes of the traced tree were not followed (the source's map of processes was full): events of theirs are missing$"
 	check "$src: the file reads to its end" -- "$MT" dump "$T/two.mt"
+	expect_exit 1 "$src: --stats too" -- \
+		env MEMTRACK_TEST_TRACKED_MAX=2 "$MT" -q --source "$src" \
+		--stats="$T/stats" --sink "file:$T/two.mt" -- sh -c "$tree"
+	has "$T/stats" "$src: --stats" '"what":"summary".*"untracked":2[,}]'
 	case $src in
 	ebpf)
 		n=$(pids "$T/all.mt")

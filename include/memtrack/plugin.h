@@ -212,6 +212,10 @@ struct mt_source_stats {
 	uint64_t unwind_bytes;     /* what their tables take */
 	uint64_t unwind_bytes_max; /* the bound (0: none) */
 	uint64_t unwind_build_ns;  /* time spent building them */
+	/* processes of the traced tree the source could not follow (its
+	 * map of them was full): events of theirs are missing, which the
+	 * host reports, exiting 1 */
+	uint64_t untracked;
 };
 
 /* read() result flags */

@@ -313,18 +313,7 @@ static int ebpf_maintain(void *state)
 /* Everything written when drain() is called, and nothing more (ring.c). */
 static int ebpf_drain(void *state, struct mt_emitter *em)
 {
-	struct ebpf_state *st = state;
-	int err = ebpf_ring_drain(st, em);
-	uint64_t n = st->skel->bss->untracked;
-
-	if (err >= 0 && n) {
-		ebpf_log(st, MT_LOG_ERROR,
-			 "%llu processes of the traced tree were not followed (its map of processes, %u entries, was full): their events are missing",
-			 (unsigned long long)n,
-			 bpf_map__max_entries(st->skel->maps.tracked));
-		return -ENOSPC;
-	}
-	return err;
+	return ebpf_ring_drain(state, em);
 }
 
 static int ebpf_set_enabled(void *state, int enabled)
@@ -353,6 +342,7 @@ static int ebpf_get_stats(void *state, struct mt_source_stats *out)
 	s.unwind_bytes = st->unw_nrows * sizeof(struct mt_unw_row);
 	s.unwind_bytes_max = st->unw_max_rows * sizeof(struct mt_unw_row);
 	s.unwind_build_ns = st->unw_build_ns;
+	s.untracked = st->skel->bss->untracked;
 	/* only what the host's struct has room for */
 	if (n > sizeof(s.size)) {
 		memcpy((char *)out + sizeof(s.size), (char *)&s + sizeof(s.size),

@@ -579,6 +579,7 @@ static int preload_get_stats(void *state, struct mt_source_stats *out)
 		/* ring_size and ring_used stay the shared ring's: the BPF
 		 * ring is never the one that fills */
 		s.dropped += pl_syscalls_dropped(st->sys);
+		s.untracked = pl_syscalls_untracked(st->sys);
 	}
 	s.waits = __atomic_load_n(&st->shm->waits, __ATOMIC_RELAXED);
 	s.wait_ns = __atomic_load_n(&st->shm->wait_ns, __ATOMIC_RELAXED);

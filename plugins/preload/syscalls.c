@@ -542,17 +542,7 @@ int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
 		}
 	}
 	n = emit_merged(sc, rd, em, SIZE_MAX, 1);
-	if (n < 0) {
-		return n;
-	}
-	if (sc->skel->bss->untracked) {
-		slog(sc, MT_LOG_ERROR,
-		     "%llu processes of the traced tree were not followed (the BPF map of processes, %u entries, was full): their mmap, munmap, mremap and brk events are missing",
-		     (unsigned long long)sc->skel->bss->untracked,
-		     bpf_map__max_entries(sc->skel->maps.tracked));
-		return -ENOSPC;
-	}
-	return 0;
+	return n < 0 ? n : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -822,6 +812,11 @@ uint64_t pl_syscalls_dropped(struct pl_syscalls *sc)
 	return __atomic_load_n(&sc->skel->bss->dropped, __ATOMIC_RELAXED);
 }
 
+uint64_t pl_syscalls_untracked(struct pl_syscalls *sc)
+{
+	return __atomic_load_n(&sc->skel->bss->untracked, __ATOMIC_RELAXED);
+}
+
 size_t pl_syscalls_ring_size(struct pl_syscalls *sc)
 {
 	return sc->ring_size;
@@ -988,6 +983,12 @@ void pl_syscalls_set_enabled(struct pl_syscalls *sc, int enabled)
 }
 
 uint64_t pl_syscalls_dropped(struct pl_syscalls *sc)
+{
+	(void)sc;
+	return 0;
+}
+
+uint64_t pl_syscalls_untracked(struct pl_syscalls *sc)
 {
 	(void)sc;
 	return 0;

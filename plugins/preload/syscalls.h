@@ -65,6 +65,10 @@ void pl_syscalls_set_enabled(struct pl_syscalls *sc, int enabled);
 /* failed reservations of the BPF ring */
 uint64_t pl_syscalls_dropped(struct pl_syscalls *sc);
 
+/* Processes forked in the tree that BPF could not add to its map: their
+ * mmap, munmap, mremap and brk are missing. */
+uint64_t pl_syscalls_untracked(struct pl_syscalls *sc);
+
 /* the BPF ring's size in bytes */
 size_t pl_syscalls_ring_size(struct pl_syscalls *sc);
 
