@@ -4,9 +4,10 @@
 # exits 1 instead of writing an incomplete file in silence. The map
 # (65,536 processes at a time) is made to hold 2 for the test
 # (MEMTRACK_TEST_TRACKED_MAX): a shell and the first of three sleeps fit,
-# the other two do not. The file holds the events of the two that fit, in
-# full; under preload the interposer still records every process's
-# allocations, and only the syscall tracepoints miss the two.
+# the other two do not (all three are forked within a second of each
+# other, before the first exits). The file holds the events of the two
+# that fit, in full; under preload the interposer still records every
+# process's allocations, and only the syscall tracepoints miss the two.
 # Needs root and BPF: skips (77) without, fails under MEMTRACK_REQUIRE_BPF=1.
 set -u
 
@@ -19,7 +20,7 @@ if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
 	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
 fi
 
-tree='sleep 0.3 & sleep 0.3 & sleep 0.3 & wait'
+tree='sleep 1 & sleep 1 & sleep 1 & wait'
 
 # pids FILE [TYPE]: how many processes have events (of TYPE) in FILE
 pids() {
