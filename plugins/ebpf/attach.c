@@ -34,6 +34,7 @@
 #include "ebpf.h"
 #include "array.h"
 #include "elf-symbols.h"
+#include "kernel-dev.h"
 
 struct alloc_sym {
 	const char *name;
@@ -489,8 +490,7 @@ int ebpf_parse_exec_map(const char *line, struct ebpf_map_line *ml)
 	if (perms[2] != 'x' || !ml->inode || line[ml->name_at] != '/') {
 		return -1;
 	}
-	/* the kernel's MKDEV(), as BPF reads i_sb->s_dev */
-	ml->dev = ((uint64_t)major << 20) | minor;
+	ml->dev = mt_kernel_dev(major, minor);
 	return 0;
 }
 

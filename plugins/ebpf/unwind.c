@@ -53,6 +53,7 @@
 #include "ebpf.h"
 #include "array.h"
 #include "elf-symbols.h"
+#include "kernel-dev.h"
 
 /* DWARF register numbers, x86-64 */
 #define DW_RBP 6
@@ -726,9 +727,8 @@ static int prefetch_try(struct prefetch *pf, const char *path)
 	}
 	if (pf->n < PREFETCH_MAX && !prefetch_has(pf, path) &&
 	    (pf->queue[pf->n] = strdup(path))) {
-		/* the kernel's MKDEV(), as /proc/PID/maps */
 		file_get(pf->st,
-			 (uint64_t)major(sb.st_dev) << 20 | minor(sb.st_dev),
+			 mt_kernel_dev(major(sb.st_dev), minor(sb.st_dev)),
 			 sb.st_ino, path, path);
 		pf->n++;
 	}

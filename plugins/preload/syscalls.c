@@ -75,6 +75,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf-check.h"
+#include "kernel-dev.h"
 #include "syscalls.skel.h"
 
 #define NAME "preload"
@@ -556,8 +557,7 @@ static int add_self_file(struct pl_syscalls *sc, const struct stat *sb,
 		uint64_t dev;
 		uint64_t ino;
 	} key = {
-		/* the kernel's encoding, as BPF reads i_sb->s_dev */
-		.dev = (uint64_t)major(sb->st_dev) << 20 | minor(sb->st_dev),
+		.dev = mt_kernel_dev(major(sb->st_dev), minor(sb->st_dev)),
 		.ino = sb->st_ino,
 	};
 	if (bpf_map_update_elem(bpf_map__fd(sc->skel->maps.self_files), &key,
