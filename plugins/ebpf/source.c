@@ -36,6 +36,7 @@
 #include "memtrack.h"
 #include "memtrack.skel.h"
 #include "ebpf.h"
+#include "bpf-test-knobs.h"
 
 /* the inode of the initial pid namespace (PROC_PID_INIT_INO) */
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
@@ -110,11 +111,8 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 		goto error;
 	}
 	err = bpf_map__set_max_entries(st->skel->maps.events, st->ring_size);
-	if (!err && getenv("MEMTRACK_TEST_TRACKED_MAX")) {
-		/* tests/test-untracked.sh: a tree larger than the map */
-		err = bpf_map__set_max_entries(
-			st->skel->maps.tracked,
-			(uint32_t)atoi(getenv("MEMTRACK_TEST_TRACKED_MAX")));
+	if (!err) {
+		err = mt_bpf_test_tracked_max(st->skel->maps.tracked);
 	}
 	if (!err && st->stack_depth) {
 		err = bpf_map__set_max_entries(st->skel->maps.stacks,

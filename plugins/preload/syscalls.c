@@ -75,6 +75,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf-check.h"
+#include "bpf-test-knobs.h"
 #include "kernel-dev.h"
 #include "syscalls.skel.h"
 
@@ -713,14 +714,9 @@ int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 	 * mmap lock, alone */
 	sc->skel->rodata->test_no_find_vma =
 		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
-	if (getenv("MEMTRACK_TEST_TRACKED_MAX")) {
-		/* tests/test-untracked.sh: a tree larger than the map */
-		err = bpf_map__set_max_entries(
-			sc->skel->maps.tracked,
-			(uint32_t)atoi(getenv("MEMTRACK_TEST_TRACKED_MAX")));
-		if (err) {
-			goto error;
-		}
+	err = mt_bpf_test_tracked_max(sc->skel->maps.tracked);
+	if (err) {
+		goto error;
 	}
 	err = syscalls_bpf__load(sc->skel);
 	if (err) {
