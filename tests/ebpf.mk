@@ -12,7 +12,7 @@ check_PROGRAMS += tests/progs/alloc-basic tests/progs/alloc-static \
 	tests/progs/alloc-mmap tests/progs/alloc-ctor tests/progs/alloc-cxx \
 	tests/progs/alloc-forktree tests/progs/alloc-dlopen \
 	tests/progs/alloc-toggle tests/progs/alloc-stress \
-	tests/progs/alloc-storm
+	tests/progs/alloc-storm tests/progs/sys-mix
 tests_progs_alloc_basic_SOURCES = tests/progs/alloc-basic.c
 tests_progs_alloc_basic_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_basic_CFLAGS = $(PROG_CFLAGS)
@@ -48,6 +48,9 @@ tests_progs_alloc_stress_LDADD = $(PTHREAD_LIBS)
 tests_progs_alloc_storm_SOURCES = tests/progs/alloc-storm.c
 tests_progs_alloc_storm_CFLAGS = $(PROG_CFLAGS)
 tests_progs_alloc_storm_LDADD = $(PTHREAD_LIBS)
+tests_progs_sys_mix_SOURCES = tests/progs/sys-mix.c
+tests_progs_sys_mix_CFLAGS = $(PROG_CFLAGS)
+tests_progs_sys_mix_LDADD = $(PTHREAD_LIBS)
 
 # the library alloc-dlopen loads: tests/progs/.libs/libdlalloc.so
 check_LTLIBRARIES += tests/progs/libdlalloc.la

@@ -26,12 +26,21 @@
  *    leaves (the horizon).
  *
  * Exact for each thread's order; across threads it is timestamp order,
- * which is all the clock gives. One approximation: should both staging
- * arrays fill with records held back by the horizon (a writer of P
- * preempted between its claim and its commit while 16k records pile up),
- * the earliest record leaves anyway. drain() reads what both rings held
- * when called (B's position taken first: a B record's predecessors in P
- * are then inside P's) and writes it all in timestamp order.
+ * which is all the clock gives.
+ *
+ * Room: a B record's position to read past is P's head when it was read,
+ * and P holds up to a whole ring of unread records whenever producers
+ * outrun the reader (65,536 with the default --ring-size). So a staging
+ * array grows as needed, up to twice its ring's records plus STAGE_CAP,
+ * and the reader stages more (a run of each ring at a time) only when
+ * nothing staged may leave: staged records then stay about one ring of P.
+ * One approximation: should an array reach its limit anyway (a writer of
+ * P preempted between its claim and its commit while records pile up),
+ * the earliest records leave regardless, said once.
+ *
+ * drain() reads what both rings held when called (B's position taken
+ * first: a B record's predecessors in P are then inside P's) and writes
+ * it all in timestamp order.
  *
  * The interposer's libraries (libgcc_s.so.1): ld.so maps them into every
  * traced process, so an eBPF recording has their Mmap records only when
@@ -81,7 +90,12 @@
 
 #define NAME "preload"
 #define MIN_BPF_RING (32u << 20)
+/* first size of a staging array, and what its limit adds to the ring's */
 #define STAGE_CAP 16384u
+/* records forced out at once when a staging array is at its limit */
+#define FORCE_RUN 1024u
+/* records staged at once from one ring before reading the other */
+#define PULL_RUN 4096u
 /* P records passed at once by the fast path (pass_p()) */
 #define PASS_RUN 256u
 #define STALL_NS (20 * 1000000ull)
@@ -103,10 +117,12 @@ struct staged {
 	uint32_t drop; /* the verdict: not the program's */
 };
 
-/* sorted by timestamp, stable: v[head .. head + n) */
+/* sorted by timestamp, stable: v[head .. head + n) of cap; grows up to
+ * limit records */
 struct stage {
 	struct staged *v;
-	size_t head, n;
+	size_t head, n, cap, limit;
+	size_t peak; /* most records held at once */
 };
 
 struct pl_syscalls {
@@ -120,6 +136,7 @@ struct pl_syscalls {
 	const uint8_t *data;  /* B's data pages, mapped twice */
 	uint64_t cons_pos;
 	int epfd;
+	int forced; /* a limit was reached: said once */
 	struct stage sp, sb; /* staged records of P and of B */
 	/* metadata chunks of P (stacks, mappings: meta.c) go here as they
 	 * are read, never staged: their bytes are no timestamp to sort by */
@@ -127,9 +144,46 @@ struct pl_syscalls {
 	void *meta_ctx;
 };
 
-static int stage_full(const struct stage *s)
+static int stage_init(struct stage *s, size_t ring_records)
 {
-	return s->n == STAGE_CAP;
+	s->cap = STAGE_CAP;
+	s->limit = 2 * ring_records + STAGE_CAP;
+	s->v = malloc(s->cap * sizeof(*s->v));
+	return s->v ? 0 : -ENOMEM;
+}
+
+/* Room for one more record: 1, or 0 at the limit (or out of memory). */
+static int stage_room(struct stage *s)
+{
+	struct staged *v;
+	size_t cap;
+
+	if (s->n >= s->limit) {
+		return 0;
+	}
+	if (s->head + s->n < s->cap) {
+		return 1;
+	}
+	if (s->n <= s->cap / 2 || s->cap >= s->limit) {
+		/* n < limit <= cap here: head > 0 */
+		memmove(s->v, s->v + s->head, s->n * sizeof(*s->v));
+		s->head = 0;
+		return 1;
+	}
+	cap = s->cap * 2 < s->limit ? s->cap * 2 : s->limit;
+	v = realloc(s->v, cap * sizeof(*s->v));
+	if (!v) {
+		s->limit = s->n; /* the limit is here, then */
+		return 0;
+	}
+	s->v = v;
+	s->cap = cap;
+	return 1;
+}
+
+static int stage_full(struct stage *s)
+{
+	return !stage_room(s);
 }
 
 static struct staged *stage_at(struct stage *s, size_t i)
@@ -137,16 +191,16 @@ static struct staged *stage_at(struct stage *s, size_t i)
 	return &s->v[s->head + i];
 }
 
+/* after stage_room() said 1 */
 static void stage_push(struct stage *s, const struct mt_event *e,
 		       uint64_t need)
 {
 	size_t i;
 
-	if (s->head + s->n == STAGE_CAP) {
-		memmove(s->v, s->v + s->head, s->n * sizeof(*s->v));
-		s->head = 0;
-	}
 	i = s->n++;
+	if (s->n > s->peak) {
+		s->peak = s->n;
+	}
 	/* nearly always in order already: insertion from the back */
 	while (i > 0 && stage_at(s, i - 1)->ev.timestamp > e->timestamp) {
 		*stage_at(s, i) = *stage_at(s, i - 1);
@@ -181,17 +235,17 @@ static uint64_t b_prod(struct pl_syscalls *sc)
 	return __atomic_load_n(sc->prod, __ATOMIC_ACQUIRE);
 }
 
-/* P records up to position end (0: any); returns how many, or a negative
- * errno from a metadata chunk. A chunk leaves at once, ahead of the
- * events staged before it: metadata only has to precede the events that
- * use it, and chunks stay in ring order among themselves. */
+/* P records up to position end (0: any), at most lim; returns how many,
+ * or a negative errno from a metadata chunk. A chunk leaves at once, ahead
+ * of the events staged before it: metadata only has to precede the events
+ * that use it, and chunks stay in ring order among themselves. */
 static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
-		      struct mt_emitter *em, uint64_t end)
+		      struct mt_emitter *em, uint64_t end, size_t lim)
 {
 	size_t n = 0, i;
 	uint64_t need;
 
-	while (!stage_full(&sc->sp) && (!end || rd->tail < end)) {
+	while (n < lim && !stage_full(&sc->sp) && (!end || rd->tail < end)) {
 		const struct mt_event *e = pl_ring_peek(rd);
 		struct mt_event ev;
 
@@ -229,14 +283,14 @@ static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 	return n;
 }
 
-/* B records up to position end (0: any); returns how many. */
+/* B records up to position end (0: any), at most lim; returns how many. */
 static size_t pull_b(struct pl_syscalls *sc, struct pl_reader *rd,
-		     uint64_t end)
+		     uint64_t end, size_t lim)
 {
 	uint64_t prod = b_prod(sc), mask = sc->ring_size - 1, need;
 	size_t n = 0, i;
 
-	while (!stage_full(&sc->sb) && sc->cons_pos < prod &&
+	while (n < lim && !stage_full(&sc->sb) && sc->cons_pos < prod &&
 	       (!end || sc->cons_pos < end)) {
 		const uint8_t *hdr = sc->data + (sc->cons_pos & mask);
 		uint32_t len = __atomic_load_n((const uint32_t *)hdr,
@@ -384,6 +438,20 @@ static int emit_merged(struct pl_syscalls *sc, const struct pl_reader *rd,
 	return (int)n;
 }
 
+/* A staging array is at its limit and nothing may leave: the earliest
+ * records leave anyway (up to max, at most FORCE_RUN), said once. */
+static int force_out(struct pl_syscalls *sc, const struct pl_reader *rd,
+		     struct mt_emitter *em, size_t max)
+{
+	if (!sc->forced) {
+		sc->forced = 1;
+		slog(sc, MT_LOG_WARN,
+		     "more than %zu interposer or %zu syscall records waited to be merged: some may be written out of timestamp order",
+		     sc->sp.limit, sc->sb.limit);
+	}
+	return emit_merged(sc, rd, em, max < FORCE_RUN ? max : FORCE_RUN, 1);
+}
+
 /*
  * The fast path, while no B record is staged and B is empty: B's producer
  * position, loaded after the P records were seen committed, is B's
@@ -480,29 +548,38 @@ int pl_syscalls_read(struct pl_syscalls *sc, struct pl_reader *rd,
 		if (done == max) {
 			break;
 		}
-		/* P, then B: a P record's B predecessors are then read */
-		np = pull_p(sc, rd, em, 0);
-
-		if (np < 0) {
-			return (int)np;
-		}
-		pulled = (size_t)np;
-		pulled += pull_b(sc, rd, 0);
+		/* what is staged and may leave goes first: reading more
+		 * before would let the staging arrays grow faster than they
+		 * empty */
 		n = emit_merged(sc, rd, em, max - done, 0);
 		if (n < 0) {
 			return n;
 		}
-		if (!n && (stage_full(&sc->sp) || stage_full(&sc->sb))) {
-			/* the approximation of the top */
-			n = emit_merged(sc, rd, em, 1, 1);
-			if (n < 0) {
-				return n;
-			}
-		}
 		done += (size_t)n;
-		if (!n && !pulled) {
+		if (done == max) {
 			break;
 		}
+		/* Nothing staged may leave: read on, P, then B (a P record's
+		 * B predecessors are then read), a run of each at a time, so
+		 * that a B record's position to read past in P (P's head when
+		 * it was read) stays close to P's tail. */
+		np = pull_p(sc, rd, em, 0, PULL_RUN);
+		if (np < 0) {
+			return (int)np;
+		}
+		pulled = (size_t)np + pull_b(sc, rd, 0, PULL_RUN);
+		if (pulled) {
+			continue;
+		}
+		if (!stage_full(&sc->sp) && !stage_full(&sc->sb)) {
+			break; /* all read that is there */
+		}
+		/* the approximation of the top */
+		n = force_out(sc, rd, em, max - done);
+		if (n <= 0) {
+			return n < 0 ? n : (int)done;
+		}
+		done += (size_t)n;
 	}
 	return (int)done;
 }
@@ -515,7 +592,7 @@ int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
 	int n;
 
 	while (rd->tail < end_p || sc->cons_pos < end_b) {
-		ssize_t np = pull_p(sc, rd, em, end_p);
+		ssize_t np = pull_p(sc, rd, em, end_p, SIZE_MAX);
 		size_t pulled;
 
 		if (np < 0) {
@@ -523,11 +600,11 @@ int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
 		}
 		pulled = (size_t)np;
 
-		pulled += pull_b(sc, rd, end_b);
+		pulled += pull_b(sc, rd, end_b, SIZE_MAX);
 		if (stage_full(&sc->sp) || stage_full(&sc->sb)) {
 			n = emit_merged(sc, rd, em, STAGE_CAP, 0);
 			if (n == 0) {
-				n = emit_merged(sc, rd, em, 1, 1);
+				n = force_out(sc, rd, em, FORCE_RUN);
 			}
 			if (n < 0) {
 				return n;
@@ -688,16 +765,17 @@ int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 	sc->host = host;
 	sc->shm = shm;
 	sc->epfd = -1;
-	sc->sp.v = malloc(STAGE_CAP * sizeof(*sc->sp.v));
-	sc->sb.v = malloc(STAGE_CAP * sizeof(*sc->sb.v));
-	if (!sc->sp.v || !sc->sb.v) {
-		err = -ENOMEM;
-		goto error;
-	}
 	while (size < ring_size) {
 		size <<= 1;
 	}
 	sc->ring_size = size;
+	/* B's records are an mt_event and a ring header each */
+	if (stage_init(&sc->sp, shm->nslots) ||
+	    stage_init(&sc->sb,
+		       size / (sizeof(struct mt_event) + BPF_RINGBUF_HDR_SZ))) {
+		err = -ENOMEM;
+		goto error;
+	}
 	sc->skel = syscalls_bpf__open();
 	if (!sc->skel) {
 		err = -errno;
@@ -882,6 +960,9 @@ void pl_syscalls_destroy(struct pl_syscalls *sc)
 	if (!sc) {
 		return;
 	}
+	slog(sc, MT_LOG_DEBUG,
+	     "merge: at most %zu interposer and %zu syscall records staged",
+	     sc->sp.peak, sc->sb.peak);
 	if (sc->skel) {
 		uint32_t key, next;
 		int fd = bpf_map__fd(sc->skel->maps.tracked);
