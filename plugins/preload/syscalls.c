@@ -112,9 +112,27 @@
 
 struct staged {
 	struct mt_event ev;
-	uint64_t need; /* the other ring's position to read past first */
 	uint32_t held; /* SELF_DEP + i: waits for a verdict */
 	uint32_t drop; /* the verdict: not the program's */
+};
+
+/*
+ * The pulls of one ring whose records may not leave yet, for the horizon:
+ * each pull's position to read past in the other ring, and the earliest
+ * timestamp among its records. Positions grow from pull to pull (a
+ * producer position taken later), so pulls become safe in order, from the
+ * front. A pull whose earliest timestamp is not below a later pull's is
+ * dropped when that one comes: the later one becomes safe no sooner. The
+ * front then holds the earliest timestamp of every unsafe record, in
+ * constant time per pull. When the queue is full a pull joins the last
+ * one (its position only moves on): later, never wrong.
+ */
+#define PULLS_CAP 1024u
+struct pulls {
+	struct pull {
+		uint64_t need, ts;
+	} v[PULLS_CAP];
+	size_t head, n;
 };
 
 /* sorted by timestamp, stable: v[head .. head + n) of cap; grows up to
@@ -138,6 +156,8 @@ struct pl_syscalls {
 	int epfd;
 	int forced; /* a limit was reached: said once */
 	struct stage sp, sb; /* staged records of P and of B */
+	struct pulls qp, qb; /* their pulls not safe yet */
+	size_t nheld;        /* records of sb waiting for a verdict */
 	/* metadata chunks of P (stacks, mappings: meta.c) go here as they
 	 * are read, never staged: their bytes are no timestamp to sort by */
 	pl_ring_meta_fn take_meta;
@@ -192,8 +212,7 @@ static struct staged *stage_at(struct stage *s, size_t i)
 }
 
 /* after stage_room() said 1 */
-static void stage_push(struct stage *s, const struct mt_event *e,
-		       uint64_t need)
+static void stage_push(struct stage *s, const struct mt_event *e)
 {
 	size_t i;
 
@@ -207,7 +226,6 @@ static void stage_push(struct stage *s, const struct mt_event *e,
 		i--;
 	}
 	stage_at(s, i)->ev = *e;
-	stage_at(s, i)->need = need;
 	stage_at(s, i)->held = e->reserved0;
 	stage_at(s, i)->drop = 0;
 	stage_at(s, i)->ev.reserved0 = 0;
@@ -219,6 +237,36 @@ static void stage_pop(struct stage *s)
 	if (--s->n == 0) {
 		s->head = 0;
 	}
+}
+
+static struct pull *pull_at(struct pulls *q, size_t i)
+{
+	return &q->v[(q->head + i) & (PULLS_CAP - 1)];
+}
+
+static void pulls_add(struct pulls *q, uint64_t need, uint64_t ts)
+{
+	while (q->n && pull_at(q, q->n - 1)->ts >= ts) {
+		q->n--;
+	}
+	if (q->n == PULLS_CAP) {
+		pull_at(q, q->n - 1)->need = need;
+		return;
+	}
+	pull_at(q, q->n)->need = need;
+	pull_at(q, q->n)->ts = ts;
+	q->n++;
+}
+
+/* The earliest timestamp of a pull not safe once the other ring has been
+ * read up to pos, or UINT64_MAX. */
+static uint64_t pulls_min(struct pulls *q, uint64_t pos)
+{
+	while (q->n && pull_at(q, 0)->need <= pos) {
+		q->head = (q->head + 1) & (PULLS_CAP - 1);
+		q->n--;
+	}
+	return q->n ? pull_at(q, 0)->ts : UINT64_MAX;
 }
 
 /* ------------------------------------------------------------------ */
@@ -242,8 +290,8 @@ static uint64_t b_prod(struct pl_syscalls *sc)
 static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 		      struct mt_emitter *em, uint64_t end, size_t lim)
 {
-	size_t n = 0, i;
-	uint64_t need;
+	size_t n = 0;
+	uint64_t ts = UINT64_MAX;
 
 	while (n < lim && !stage_full(&sc->sp) && (!end || rd->tail < end)) {
 		const struct mt_event *e = pl_ring_peek(rd);
@@ -265,30 +313,27 @@ static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 			continue;
 		}
 		pl_ring_take(rd, e, &ev);
-		stage_push(&sc->sp, &ev, UINT64_MAX);
+		if (ev.timestamp < ts) {
+			ts = ev.timestamp;
+		}
+		stage_push(&sc->sp, &ev);
 		n++;
 	}
 	pl_ring_publish(rd);
-	if (!n) {
-		return 0;
+	if (n) {
+		/* B's producer position after the records were read: B
+		 * reserved before their commits is below it */
+		pulls_add(&sc->qp, b_prod(sc), ts);
 	}
-	/* after the records were read: B reserved before their commits is
-	 * below it (inserted records may sit anywhere in the array) */
-	need = b_prod(sc);
-	for (i = 0; i < sc->sp.n; i++) {
-		if (stage_at(&sc->sp, i)->need == UINT64_MAX) {
-			stage_at(&sc->sp, i)->need = need;
-		}
-	}
-	return n;
+	return (ssize_t)n;
 }
 
 /* B records up to position end (0: any), at most lim; returns how many. */
 static size_t pull_b(struct pl_syscalls *sc, struct pl_reader *rd,
 		     uint64_t end, size_t lim)
 {
-	uint64_t prod = b_prod(sc), mask = sc->ring_size - 1, need;
-	size_t n = 0, i;
+	uint64_t prod = b_prod(sc), mask = sc->ring_size - 1, ts = UINT64_MAX;
+	size_t n = 0;
 
 	while (n < lim && !stage_full(&sc->sb) && sc->cons_pos < prod &&
 	       (!end || sc->cons_pos < end)) {
@@ -304,21 +349,20 @@ static size_t pull_b(struct pl_syscalls *sc, struct pl_reader *rd,
 			struct mt_event ev;
 
 			memcpy(&ev, hdr + BPF_RINGBUF_HDR_SZ, sizeof(ev));
-			stage_push(&sc->sb, &ev, UINT64_MAX);
+			if (ev.timestamp < ts) {
+				ts = ev.timestamp;
+			}
+			sc->nheld += ev.reserved0 != 0;
+			stage_push(&sc->sb, &ev);
 			n++;
 		}
 		len &= ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
 		sc->cons_pos += (len + BPF_RINGBUF_HDR_SZ + 7) & ~7ull;
 		__atomic_store_n(sc->cons, sc->cons_pos, __ATOMIC_RELEASE);
 	}
-	if (!n) {
-		return 0;
-	}
-	need = p_head(rd);
-	for (i = 0; i < sc->sb.n; i++) {
-		if (stage_at(&sc->sb, i)->need == UINT64_MAX) {
-			stage_at(&sc->sb, i)->need = need;
-		}
+	if (n) {
+		/* P's head after the records were read */
+		pulls_add(&sc->qb, p_head(rd), ts);
 	}
 	return n;
 }
@@ -327,9 +371,12 @@ static size_t pull_b(struct pl_syscalls *sc, struct pl_reader *rd,
 /* The merge                                                           */
 /* ------------------------------------------------------------------ */
 
-static int safe_p(struct pl_syscalls *sc, const struct staged *s)
+static void unhold(struct pl_syscalls *sc, struct staged *s)
 {
-	return sc->cons_pos >= s->need;
+	if (s->held) {
+		s->held = 0;
+		sc->nheld--;
+	}
 }
 
 /* A tagged record: kept or dropped once its process has a verdict. */
@@ -356,37 +403,37 @@ static void decide(struct pl_syscalls *sc, struct staged *s)
 	}
 	if (best) {
 		s->drop = !((best->shared >> (s->held - SELF_DEP)) & 1);
-		s->held = 0;
+		unhold(sc, s);
 	} else if (n == PL_VERDICTS ||
 		   pl_now_ns() - s->ev.timestamp > HOLD_NS) {
-		s->held = 0; /* no interposer there: the program's */
+		unhold(sc, s); /* no interposer there: the program's */
 	}
 }
 
-static int safe_b(const struct pl_reader *rd, const struct staged *s)
-{
-	return rd->tail >= s->need && !s->held;
-}
-
-/* The earliest timestamp of a record that may not leave yet. */
+/* The earliest timestamp of a record that may not leave yet: of a pull
+ * of P that B has not been read past, of a pull of B that P has not been
+ * read past, or of a record of B waiting for its verdict (the first one
+ * in timestamp order that still waits; the ones before it are decided on
+ * the way). */
 static uint64_t horizon(struct pl_syscalls *sc, const struct pl_reader *rd)
 {
-	uint64_t h = UINT64_MAX;
+	uint64_t h = pulls_min(&sc->qp, sc->cons_pos);
+	uint64_t hb = pulls_min(&sc->qb, rd->tail);
 	size_t i;
 
-	for (i = 0; i < sc->sp.n; i++) {
-		struct staged *s = stage_at(&sc->sp, i);
-
-		if (s->ev.timestamp < h && !safe_p(sc, s)) {
-			h = s->ev.timestamp;
-		}
+	if (hb < h) {
+		h = hb;
 	}
-	for (i = 0; i < sc->sb.n; i++) {
+	for (i = 0; sc->nheld && i < sc->sb.n; i++) {
 		struct staged *s = stage_at(&sc->sb, i);
 
+		if (s->ev.timestamp >= h) {
+			break;
+		}
 		decide(sc, s);
-		if (s->ev.timestamp < h && !safe_b(rd, s)) {
+		if (s->held) {
 			h = s->ev.timestamp;
+			break;
 		}
 	}
 	return h;
@@ -421,7 +468,7 @@ static int emit_merged(struct pl_syscalls *sc, const struct pl_reader *rd,
 		}
 		if (force) {
 			decide(sc, stage_at(from, 0));
-			stage_at(from, 0)->held = 0;
+			unhold(sc, stage_at(from, 0));
 		}
 		if (stage_at(from, 0)->drop) {
 			stage_pop(from);
