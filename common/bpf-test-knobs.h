@@ -22,4 +22,13 @@ static inline int mt_bpf_test_tracked_max(struct bpf_map *tracked)
 	return v ? bpf_map__set_max_entries(tracked, (uint32_t)atoi(v)) : 0;
 }
 
+/* MEMTRACK_TEST_THREADS_MAX=N: the map of threads in a call holds N
+ * (tests/test-untracked.sh: more threads in calls than it holds). */
+static inline int mt_bpf_test_threads_max(struct bpf_map *threads)
+{
+	const char *v = getenv("MEMTRACK_TEST_THREADS_MAX");
+
+	return v ? bpf_map__set_max_entries(threads, (uint32_t)atoi(v)) : 0;
+}
+
 #endif /* MT_COMMON_BPF_TEST_KNOBS_H */

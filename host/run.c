@@ -357,6 +357,11 @@ static void finish_recording(struct run *r)
 		       ss.untracked);
 		set_error(r, -ENOSPC);
 	}
+	if (ss.unrecorded) {
+		mt_err("%" PRIu64 " calls of the traced tree were not recorded (the source's map of threads was full): their events are missing",
+		       ss.unrecorded);
+		set_error(r, -ENOSPC);
+	}
 	/* Frames all written: the summary's figures are then final. */
 	err = mt_pipeline_sync(r->pipe);
 	set_error(r, err);

@@ -345,6 +345,10 @@ char *mt_stats_summary(struct mt_stats *s, const struct mt_pipeline_stats *ps,
 	if (ss && ss->untracked) {
 		append(&json, &len, ",\"untracked\":%" PRIu64, ss->untracked);
 	}
+	if (ss && ss->unrecorded) {
+		append(&json, &len, ",\"unrecorded\":%" PRIu64,
+		       ss->unrecorded);
+	}
 	append(&json, &len, "}");
 	if (s->jsonl && json) {
 		fprintf(s->jsonl, "%s\n", json);

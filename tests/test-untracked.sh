@@ -64,4 +64,36 @@ for src in ebpf preload; do
 		;;
 	esac
 done
+
+# More threads in a call at once than the BPF map of them holds (65,536;
+# made to hold 1 here, MEMTRACK_TEST_THREADS_MAX): the calls that find no
+# room are counted, said once at the end, exit 1. In sys-mix 10 the main
+# thread holds the entry while three others run: one makes 80 malloc/free
+# pairs, two make 10 mmap/munmap pairs each. The eBPF source misses all
+# their calls (at least 200); preload only the mmaps and munmaps (at least
+# 40): its interposer records the mallocs, all 80 of them.
+mix="$MT_BUILDDIR/tests/progs/sys-mix"
+for src in ebpf preload; do
+	expect_exit 1 "$src: more threads in calls than the map" -- \
+		env MEMTRACK_TEST_THREADS_MAX=1 "$MT" -q --source "$src" \
+		--sink "file:$T/thr.mt" -- "$mix" 10
+	stderr_is "$src: says how many calls were not recorded" \
+		"^memtrack: error: [0-9][0-9]* calls of the traced tree were not recorded (the source's map of threads was full): their events are missing$"
+	check "$src: the file reads to its end" -- "$MT" dump "$T/thr.mt"
+	expect_exit 1 "$src: --stats too" -- \
+		env MEMTRACK_TEST_THREADS_MAX=1 "$MT" -q --source "$src" \
+		--stats="$T/stats" --sink "file:$T/thr.mt" -- "$mix" 10
+	n=$(grep '"what":"summary"' "$T/stats" |
+		sed -n 's/.*"unrecorded":\([0-9]*\).*/\1/p')
+	case $src in ebpf) want=200 ;; *) want=40 ;; esac
+	[ "${n:-0}" -ge "$want" ] && ok "$src: $n calls not recorded" ||
+		fail "$src: ${n:-no} calls not recorded, want at least $want"
+	if [ "$src" = preload ]; then
+		n=$("$MT" dump "$T/thr.mt" | grep -c '"type":"Malloc".*"size":1013[,}]')
+		[ "$n" -eq 80 ] && ok "preload: the 80 mallocs" ||
+			fail "preload: $n mallocs of 1013 bytes, want 80"
+	fi
+	expect_exit 0 "$src: the map holding them all" -- \
+		"$MT" -q --source "$src" --sink "file:$T/thr.mt" -- "$mix" 10
+done
 finish

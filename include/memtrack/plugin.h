@@ -216,6 +216,10 @@ struct mt_source_stats {
 	 * map of them was full): events of theirs are missing, which the
 	 * host reports, exiting 1 */
 	uint64_t untracked;
+	/* calls of traced threads the source could not record (its map of
+	 * threads in a call was full): their events are missing, which the
+	 * host reports, exiting 1 */
+	uint64_t unrecorded;
 };
 
 /* read() result flags */

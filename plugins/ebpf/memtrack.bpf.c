@@ -69,6 +69,8 @@ volatile unsigned long long dropped = 0;
 volatile unsigned long long ctl_dropped = 0;
 /* processes of the tree not followed: `tracked` was full */
 volatile unsigned long long untracked = 0;
+/* calls not recorded: `threads` was full */
+volatile unsigned long long unrecorded = 0;
 volatile unsigned int stack_next_id = 0; /* the last stack id given */
 
 struct {
@@ -217,7 +219,13 @@ static __always_inline struct thread_state *thread_get(u64 id)
 		return st;
 	}
 	bpf_map_update_elem(&threads, &id, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&threads, &id);
+	st = bpf_map_lookup_elem(&threads, &id);
+	if (!st) {
+		/* full: this call goes unrecorded, and the next ones of
+		 * this thread until an entry is free */
+		__sync_fetch_and_add(&unrecorded, 1);
+	}
+	return st;
 }
 
 /*

@@ -114,6 +114,9 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	if (!err) {
 		err = mt_bpf_test_tracked_max(st->skel->maps.tracked);
 	}
+	if (!err) {
+		err = mt_bpf_test_threads_max(st->skel->maps.threads);
+	}
 	if (!err && st->stack_depth) {
 		err = bpf_map__set_max_entries(st->skel->maps.stacks,
 					       st->stack_ring_size);
@@ -341,6 +344,7 @@ static int ebpf_get_stats(void *state, struct mt_source_stats *out)
 	s.unwind_bytes_max = st->unw_max_rows * sizeof(struct mt_unw_row);
 	s.unwind_build_ns = st->unw_build_ns;
 	s.untracked = st->skel->bss->untracked;
+	s.unrecorded = st->skel->bss->unrecorded;
 	/* only what the host's struct has room for */
 	if (n > sizeof(s.size)) {
 		memcpy((char *)out + sizeof(s.size), (char *)&s + sizeof(s.size),

@@ -580,6 +580,7 @@ static int preload_get_stats(void *state, struct mt_source_stats *out)
 		 * ring is never the one that fills */
 		s.dropped += pl_syscalls_dropped(st->sys);
 		s.untracked = pl_syscalls_untracked(st->sys);
+		s.unrecorded = pl_syscalls_unrecorded(st->sys);
 	}
 	s.waits = __atomic_load_n(&st->shm->waits, __ATOMIC_RELAXED);
 	s.wait_ns = __atomic_load_n(&st->shm->wait_ns, __ATOMIC_RELAXED);

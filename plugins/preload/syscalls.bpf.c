@@ -47,6 +47,8 @@ volatile unsigned long long pidns_ino = 0;
 volatile unsigned long long dropped = 0;
 /* processes of the tree not followed: `tracked` was full */
 volatile unsigned long long untracked = 0;
+/* calls not recorded: `calls` was full (or out of memory) */
+volatile unsigned long long unrecorded = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -114,11 +116,16 @@ static __always_inline int is_tracked(u64 id)
 static __always_inline struct mt_sys_call *sys_call_get(u64 id, int create)
 {
 	static const struct mt_sys_call zero;
+	struct mt_sys_call *c;
 
 	if (create) {
 		bpf_map_update_elem(&calls, &id, &zero, BPF_NOEXIST);
 	}
-	return bpf_map_lookup_elem(&calls, &id);
+	c = bpf_map_lookup_elem(&calls, &id);
+	if (!c && create) {
+		__sync_fetch_and_add(&unrecorded, 1);
+	}
+	return c;
 }
 
 /* The tag of the thread's next record (set by the keep hooks just

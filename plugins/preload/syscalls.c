@@ -840,6 +840,9 @@ int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 	sc->skel->rodata->test_no_find_vma =
 		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
 	err = mt_bpf_test_tracked_max(sc->skel->maps.tracked);
+	if (!err) {
+		err = mt_bpf_test_threads_max(sc->skel->maps.calls);
+	}
 	if (err) {
 		goto error;
 	}
@@ -936,6 +939,11 @@ uint64_t pl_syscalls_dropped(struct pl_syscalls *sc)
 uint64_t pl_syscalls_untracked(struct pl_syscalls *sc)
 {
 	return __atomic_load_n(&sc->skel->bss->untracked, __ATOMIC_RELAXED);
+}
+
+uint64_t pl_syscalls_unrecorded(struct pl_syscalls *sc)
+{
+	return __atomic_load_n(&sc->skel->bss->unrecorded, __ATOMIC_RELAXED);
 }
 
 size_t pl_syscalls_ring_size(struct pl_syscalls *sc)
@@ -1113,6 +1121,12 @@ uint64_t pl_syscalls_dropped(struct pl_syscalls *sc)
 }
 
 uint64_t pl_syscalls_untracked(struct pl_syscalls *sc)
+{
+	(void)sc;
+	return 0;
+}
+
+uint64_t pl_syscalls_unrecorded(struct pl_syscalls *sc)
 {
 	(void)sc;
 	return 0;

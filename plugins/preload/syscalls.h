@@ -69,6 +69,10 @@ uint64_t pl_syscalls_dropped(struct pl_syscalls *sc);
  * mmap, munmap, mremap and brk are missing. */
 uint64_t pl_syscalls_untracked(struct pl_syscalls *sc);
 
+/* mmap, munmap, mremap and brk calls BPF could not follow (its map of
+ * threads in a call was full): their events are missing. */
+uint64_t pl_syscalls_unrecorded(struct pl_syscalls *sc);
+
 /* the BPF ring's size in bytes */
 size_t pl_syscalls_ring_size(struct pl_syscalls *sc);
 
