@@ -17,26 +17,30 @@
  *
  *  - A P record was committed after every earlier B record of its thread
  *    was reserved. So once B has been read past B's producer position
- *    taken just after that P record was read, all of them are staged
- *    (need = that position, compared with B's consumer position).
+ *    taken after that P record was stamped, all of them are staged (the
+ *    pull's need, compared with B's consumer position). The position is
+ *    the one noted at the first pull at least CLOCK_SLACK_NS after the
+ *    stamp (struct notes), or, without one, the position after the
+ *    record was read.
  *  - Likewise a B record waits until P has been read past P's head taken
- *    just after it was read.
+ *    after it was stamped.
  *  - A safe record may still have a staged predecessor that is not safe
  *    yet: nothing at or after the earliest timestamp of an unsafe record
- *    leaves (the horizon).
+ *    leaves (the horizon, kept in constant time: struct pulls).
  *
  * Exact for each thread's order; across threads it is timestamp order,
  * which is all the clock gives.
  *
- * Room: a B record's position to read past is P's head when it was read,
- * and P holds up to a whole ring of unread records whenever producers
- * outrun the reader (65,536 with the default --ring-size). So a staging
- * array grows as needed, up to twice its ring's records plus STAGE_CAP,
- * and the reader stages more (a run of each ring at a time) only when
- * nothing staged may leave: staged records then stay about one ring of P.
- * One approximation: should an array reach its limit anyway (a writer of
- * P preempted between its claim and its commit while records pile up),
- * the earliest records leave regardless, said once.
+ * Room: when the reader falls behind, both rings hold a backlog (P up to
+ * a whole ring, 65,536 records by default; B whatever the syscalls made
+ * meanwhile). Needs taken from the notes ask each ring to be read only as
+ * far as the other's records are old, so what is staged is the records
+ * between the two rings' times, not both backlogs. The reader stages more
+ * (a run of each ring at a time) only when nothing staged may leave, and
+ * a staging array grows as needed, up to twice its ring's records plus
+ * STAGE_CAP. One approximation: should an array reach its limit anyway (a
+ * writer of P preempted between its claim and its commit while records
+ * pile up), the earliest records leave regardless, said once.
  *
  * drain() reads what both rings held when called (B's position taken
  * first: a B record's predecessors in P are then inside P's) and writes
@@ -133,6 +137,29 @@ struct pulls {
 		uint64_t need, ts;
 	} v[PULLS_CAP];
 	size_t head, n;
+	uint64_t last; /* the last need added: needs never go back */
+};
+
+/*
+ * When each ring's producer position was where: the poller notes both
+ * with the time (taken first) at every pull. A record stamped t needs the
+ * other ring read only up to the position noted at the first time at or
+ * after t + CLOCK_SLACK_NS: its thread's records of the other ring that
+ * come before it were reserved (B) or claimed (P) before t, so below that
+ * position. Without such a note yet, the position now. So each ring is
+ * read ahead only as far as the other ring's records are old, not by
+ * the other ring's whole backlog: when the reader falls behind both (a
+ * slow machine, sanitizers), what is staged stays the records between
+ * the two rings' times. CLOCK_SLACK_NS covers the TSC conversion's error
+ * against the kernel's clock (a few microseconds, test-preload-ring).
+ */
+#define NOTES_CAP 4096u
+#define CLOCK_SLACK_NS (1000 * 1000ull)
+struct notes {
+	struct note {
+		uint64_t ns, b_prod, p_head;
+	} v[NOTES_CAP];
+	size_t head, n;
 };
 
 /* sorted by timestamp, stable: v[head .. head + n) of cap; grows up to
@@ -157,6 +184,7 @@ struct pl_syscalls {
 	int forced; /* a limit was reached: said once */
 	struct stage sp, sb; /* staged records of P and of B */
 	struct pulls qp, qb; /* their pulls not safe yet */
+	struct notes notes;  /* where the producers were when */
 	size_t nheld;        /* records of sb waiting for a verdict */
 	/* metadata chunks of P (stacks, mappings: meta.c) go here as they
 	 * are read, never staged: their bytes are no timestamp to sort by */
@@ -246,6 +274,13 @@ static struct pull *pull_at(struct pulls *q, size_t i)
 
 static void pulls_add(struct pulls *q, uint64_t need, uint64_t ts)
 {
+	/* a pull of records older than the last one's may have a lower
+	 * need: kept at the last one's, so that pulls become safe in
+	 * order (later than needed, never sooner) */
+	if (need < q->last) {
+		need = q->last;
+	}
+	q->last = need;
 	while (q->n && pull_at(q, q->n - 1)->ts >= ts) {
 		q->n--;
 	}
@@ -273,6 +308,54 @@ static uint64_t pulls_min(struct pulls *q, uint64_t pos)
 /* Pulling from the rings into the staging arrays                      */
 /* ------------------------------------------------------------------ */
 
+static uint64_t p_head(struct pl_reader *rd);
+static uint64_t b_prod(struct pl_syscalls *sc);
+
+static struct note *note_at(struct notes *q, size_t i)
+{
+	return &q->v[(q->head + i) & (NOTES_CAP - 1)];
+}
+
+/* Note where both producers are now (the time first); the oldest note
+ * goes when there is no room: its records then wait for a later one. */
+static void note_now(struct pl_syscalls *sc, struct pl_reader *rd)
+{
+	struct notes *q = &sc->notes;
+	struct note *n;
+	uint64_t ns = pl_now_ns();
+
+	if (q->n == NOTES_CAP) {
+		q->head = (q->head + 1) & (NOTES_CAP - 1);
+		q->n--;
+	}
+	n = note_at(q, q->n);
+	n->ns = ns;
+	n->b_prod = b_prod(sc);
+	n->p_head = p_head(rd);
+	q->n++;
+}
+
+/* The first note at or after ts + CLOCK_SLACK_NS, or NULL. */
+static const struct note *note_after(struct notes *q, uint64_t ts)
+{
+	size_t lo = 0, hi = q->n;
+
+	if (ts > UINT64_MAX - CLOCK_SLACK_NS) {
+		return NULL;
+	}
+	ts += CLOCK_SLACK_NS;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (note_at(q, mid)->ns < ts) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo < q->n ? note_at(q, lo) : NULL;
+}
+
 static uint64_t p_head(struct pl_reader *rd)
 {
 	return pl_ring_unread(rd) + rd->tail;
@@ -291,8 +374,9 @@ static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 		      struct mt_emitter *em, uint64_t end, size_t lim)
 {
 	size_t n = 0;
-	uint64_t ts = UINT64_MAX;
+	uint64_t ts = UINT64_MAX, last = 0;
 
+	note_now(sc, rd);
 	while (n < lim && !stage_full(&sc->sp) && (!end || rd->tail < end)) {
 		const struct mt_event *e = pl_ring_peek(rd);
 		struct mt_event ev;
@@ -316,14 +400,20 @@ static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 		if (ev.timestamp < ts) {
 			ts = ev.timestamp;
 		}
+		if (ev.timestamp > last) {
+			last = ev.timestamp;
+		}
 		stage_push(&sc->sp, &ev);
 		n++;
 	}
 	pl_ring_publish(rd);
 	if (n) {
-		/* B's producer position after the records were read: B
-		 * reserved before their commits is below it */
-		pulls_add(&sc->qp, b_prod(sc), ts);
+		/* B's producer position when the newest of them was made
+		 * (struct notes), or after they were read: B reserved before
+		 * their commits is below it */
+		const struct note *at = note_after(&sc->notes, last);
+
+		pulls_add(&sc->qp, at ? at->b_prod : b_prod(sc), ts);
 	}
 	return (ssize_t)n;
 }
@@ -332,8 +422,11 @@ static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 static size_t pull_b(struct pl_syscalls *sc, struct pl_reader *rd,
 		     uint64_t end, size_t lim)
 {
-	uint64_t prod = b_prod(sc), mask = sc->ring_size - 1, ts = UINT64_MAX;
+	uint64_t prod, mask = sc->ring_size - 1, ts = UINT64_MAX, last = 0;
 	size_t n = 0;
+
+	note_now(sc, rd);
+	prod = b_prod(sc);
 
 	while (n < lim && !stage_full(&sc->sb) && sc->cons_pos < prod &&
 	       (!end || sc->cons_pos < end)) {
@@ -352,6 +445,9 @@ static size_t pull_b(struct pl_syscalls *sc, struct pl_reader *rd,
 			if (ev.timestamp < ts) {
 				ts = ev.timestamp;
 			}
+			if (ev.timestamp > last) {
+				last = ev.timestamp;
+			}
 			sc->nheld += ev.reserved0 != 0;
 			stage_push(&sc->sb, &ev);
 			n++;
@@ -361,8 +457,11 @@ static size_t pull_b(struct pl_syscalls *sc, struct pl_reader *rd,
 		__atomic_store_n(sc->cons, sc->cons_pos, __ATOMIC_RELEASE);
 	}
 	if (n) {
-		/* P's head after the records were read */
-		pulls_add(&sc->qb, p_head(rd), ts);
+		/* P's head when the newest of them was made, or after they
+		 * were read */
+		const struct note *at = note_after(&sc->notes, last);
+
+		pulls_add(&sc->qb, at ? at->p_head : p_head(rd), ts);
 	}
 	return n;
 }
