@@ -125,6 +125,7 @@ static void chart(FILE *out, struct mt_rep *r)
 	for (i = 0; i <= 4; i++) {
 		double y = CHART_TOP + CHART_H - CHART_H * (double)i / 4;
 		double x = LEFT + cw * (double)i / 4;
+		double at = span * (double)i / 4;
 
 		/* in integers: top * i / 4 as a double rounds up to 2^64
 		 * for a top near UINT64_MAX, which no uint64_t holds */
@@ -133,8 +134,10 @@ static void chart(FILE *out, struct mt_rep *r)
 			LEFT, y, LEFT + cw, y);
 		fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
 			LEFT - 5, y + 4, h);
-		mt_rep_human_time((uint64_t)(span * (double)i / 4), t,
-				  sizeof(t));
+		/* a time at or above 2^64 ns is no uint64_t */
+		mt_rep_human_time(at < 18446744073709551616.0 ? (uint64_t)at :
+								   UINT64_MAX,
+				  t, sizeof(t));
 		/* the last label ends at the edge rather than past it */
 		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s</text>\n",
 			x, CHART_TOP + CHART_H + 15, i < 4 ? "middle" : "end",
@@ -194,6 +197,9 @@ static void flame_frame(void *ctx, const char *name, unsigned int depth,
 
 	if (px < MIN_FRAME_PX) {
 		return;
+	}
+	if (px > cw) {
+		px = cw; /* saturated weights (report-flame.c): never wider */
 	}
 	fprintf(f->out, "<g class=\"f\"><title>");
 	mt_rep_xml_str(f->out, name);

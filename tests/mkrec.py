@@ -168,6 +168,13 @@ def main():
         with open(args[0], "wb") as f:
             f.write(minimal_elf())
         data = one_module(args[0].encode())
+    elif what == "huge":
+        # sizes whose sum wraps around 2^64: 2^64 - 1 bytes in pid 1,
+        # 2 in pid 2 (the whole is 1 when it wraps)
+        evs = [msgpack.packb({"pid": p, "tid": p, "timestamp": 1000 * p,
+                              "addr": 0x5000, "type": "Malloc", "size": s})
+               for p, s in ((1, (1 << 64) - 1), (2, 2))]
+        data = events(evs)
     elif what == "pids":
         evs = [msgpack.packb({"pid": p, "tid": p, "timestamp": 1000 * p,
                               "addr": 0x5000, "type": "Malloc", "size": 8})

@@ -127,6 +127,20 @@ expect_exit 0 "names: diff" -- "$MT" report --diff "$T/names.mt" "$T/names.mt"
 has "$T/out" "names: diff, one row each" '  semi\\x3bcolon\.so\+0x11$' \
 	'  new\\x0aline\.so\+0x11$'
 
+# --- sizes whose sum wraps around 2^64 -------------------------------------------
+# The flame graph's frames sum their callees' bytes: a wrapped sum made the
+# whole 1 byte and pid 1 a frame 2^64 times wider than the graph (and its
+# width a double no integer holds: UBSan stops there; found by fuzz-report).
+# Sums saturate: no frame is wider than the graph's 1100 pixels.
+mkrec huge "$T/huge.mt"
+for fmt in svg html; do
+	expect_exit 0 "huge sizes: $fmt" -- "$MT" report --format $fmt "$T/huge.mt"
+	check "huge sizes: $fmt, no frame wider than the graph" -- "$PY" -c 'import re, sys
+src = open(sys.argv[1]).read()
+w = [float(x) for x in re.findall(r"<rect x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"([0-9.]+)\" height=\"[0-9]+\" rx=", src)]
+assert w and max(w) <= 1100, w' "$T/out"
+done
+
 # --- a module without function symbols ------------------------------------------
 # (qsort(NULL, 0) of its symbols: undefined, UBSan stops there)
 mkrec nosyms "$T/nosyms.mt" "$T/nosyms.so"
