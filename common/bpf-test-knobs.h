@@ -12,23 +12,26 @@
 
 #include <bpf/libbpf.h>
 
+/* $var=N: map holds N entries. 0 or libbpf's error. */
+static inline int mt_bpf_test_map_max(struct bpf_map *map, const char *var)
+{
+	const char *v = getenv(var);
+
+	return v ? bpf_map__set_max_entries(map, (uint32_t)atoi(v)) : 0;
+}
+
 /* MEMTRACK_TEST_TRACKED_MAX=N: the map of traced processes holds N
- * (tests/test-untracked.sh: a tree larger than the map). 0 or libbpf's
- * error. */
+ * (tests/test-untracked.sh: a tree larger than the map). */
 static inline int mt_bpf_test_tracked_max(struct bpf_map *tracked)
 {
-	const char *v = getenv("MEMTRACK_TEST_TRACKED_MAX");
-
-	return v ? bpf_map__set_max_entries(tracked, (uint32_t)atoi(v)) : 0;
+	return mt_bpf_test_map_max(tracked, "MEMTRACK_TEST_TRACKED_MAX");
 }
 
 /* MEMTRACK_TEST_THREADS_MAX=N: the map of threads in a call holds N
  * (tests/test-untracked.sh: more threads in calls than it holds). */
 static inline int mt_bpf_test_threads_max(struct bpf_map *threads)
 {
-	const char *v = getenv("MEMTRACK_TEST_THREADS_MAX");
-
-	return v ? bpf_map__set_max_entries(threads, (uint32_t)atoi(v)) : 0;
+	return mt_bpf_test_map_max(threads, "MEMTRACK_TEST_THREADS_MAX");
 }
 
 #endif /* MT_COMMON_BPF_TEST_KNOBS_H */
