@@ -123,9 +123,8 @@ struct staged {
 /*
  * The pulls of one ring whose records may not leave yet, for the horizon:
  * each pull's position to read past in the other ring, and the earliest
- * timestamp among its records. Positions grow from pull to pull (a
- * producer position taken later), so pulls become safe in order, from the
- * front. A pull whose earliest timestamp is not below a later pull's is
+ * timestamp among its records. Positions never go back from pull to
+ * pull (pulls_add()), so pulls become safe in order, from the front. A pull whose earliest timestamp is not below a later pull's is
  * dropped when that one comes: the later one becomes safe no sooner. The
  * front then holds the earliest timestamp of every unsafe record, in
  * constant time per pull. When the queue is full a pull joins the last
@@ -308,16 +307,24 @@ static uint64_t pulls_min(struct pulls *q, uint64_t pos)
 /* Pulling from the rings into the staging arrays                      */
 /* ------------------------------------------------------------------ */
 
-static uint64_t p_head(struct pl_reader *rd);
-static uint64_t b_prod(struct pl_syscalls *sc);
+static uint64_t p_head(struct pl_reader *rd)
+{
+	return pl_ring_unread(rd) + rd->tail;
+}
+
+static uint64_t b_prod(struct pl_syscalls *sc)
+{
+	return __atomic_load_n(sc->prod, __ATOMIC_ACQUIRE);
+}
 
 static struct note *note_at(struct notes *q, size_t i)
 {
 	return &q->v[(q->head + i) & (NOTES_CAP - 1)];
 }
 
-/* Note where both producers are now (the time first); the oldest note
- * goes when there is no room: its records then wait for a later one. */
+/* Note where both producers are now (the time first), once before each
+ * pull of both rings; the oldest note goes when there is no room: its
+ * records then wait for a later one. */
 static void note_now(struct pl_syscalls *sc, struct pl_reader *rd)
 {
 	struct notes *q = &sc->notes;
@@ -356,16 +363,6 @@ static const struct note *note_after(struct notes *q, uint64_t ts)
 	return lo < q->n ? note_at(q, lo) : NULL;
 }
 
-static uint64_t p_head(struct pl_reader *rd)
-{
-	return pl_ring_unread(rd) + rd->tail;
-}
-
-static uint64_t b_prod(struct pl_syscalls *sc)
-{
-	return __atomic_load_n(sc->prod, __ATOMIC_ACQUIRE);
-}
-
 /* P records up to position end (0: any), at most lim; returns how many,
  * or a negative errno from a metadata chunk. A chunk leaves at once, ahead
  * of the events staged before it: metadata only has to precede the events
@@ -376,7 +373,6 @@ static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 	size_t n = 0;
 	uint64_t ts = UINT64_MAX, last = 0;
 
-	note_now(sc, rd);
 	while (n < lim && !stage_full(&sc->sp) && (!end || rd->tail < end)) {
 		const struct mt_event *e = pl_ring_peek(rd);
 		struct mt_event ev;
@@ -422,11 +418,9 @@ static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 static size_t pull_b(struct pl_syscalls *sc, struct pl_reader *rd,
 		     uint64_t end, size_t lim)
 {
-	uint64_t prod, mask = sc->ring_size - 1, ts = UINT64_MAX, last = 0;
+	uint64_t prod = b_prod(sc), mask = sc->ring_size - 1;
+	uint64_t ts = UINT64_MAX, last = 0;
 	size_t n = 0;
-
-	note_now(sc, rd);
-	prod = b_prod(sc);
 
 	while (n < lim && !stage_full(&sc->sb) && sc->cons_pos < prod &&
 	       (!end || sc->cons_pos < end)) {
@@ -707,8 +701,9 @@ int pl_syscalls_read(struct pl_syscalls *sc, struct pl_reader *rd,
 		}
 		/* Nothing staged may leave: read on, P, then B (a P record's
 		 * B predecessors are then read), a run of each at a time, so
-		 * that a B record's position to read past in P (P's head when
-		 * it was read) stays close to P's tail. */
+		 * that what the staged records need of the other ring is read
+		 * soon after them. */
+		note_now(sc, rd);
 		np = pull_p(sc, rd, em, 0, PULL_RUN);
 		if (np < 0) {
 			return (int)np;
@@ -738,9 +733,11 @@ int pl_syscalls_drain(struct pl_syscalls *sc, struct pl_reader *rd,
 	int n;
 
 	while (rd->tail < end_p || sc->cons_pos < end_b) {
-		ssize_t np = pull_p(sc, rd, em, end_p, SIZE_MAX);
+		ssize_t np;
 		size_t pulled;
 
+		note_now(sc, rd);
+		np = pull_p(sc, rd, em, end_p, SIZE_MAX);
 		if (np < 0) {
 			return (int)np;
 		}
