@@ -52,7 +52,7 @@ volatile unsigned long long unrecorded = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 32 << 20); /* resized by user space */
+	__uint(max_entries, 16 << 20); /* resized by user space */
 } events SEC(".maps");
 
 /* The three hash maps allocate their entries as they are added: a

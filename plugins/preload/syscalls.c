@@ -56,9 +56,16 @@
  * (exec'd without LD_PRELOAD) keeps them after HOLD_NS.
  *
  * Lossless: producers are not stopped here (there are no uprobes to hold
- * a process at), so the BPF ring is sized generously (32 MiB at least,
- * 512k records of syscalls); a reservation that fails anyway counts in
- * dropped, which the host reports, exiting 1.
+ * a process at), so the BPF ring must hold what they write while the
+ * poller is away, and while the staged P records are older than its
+ * own: 16 MiB at least (233k records), the shared ring's size when that
+ * is larger. The most tests/progs/sys-mix left unread (-vv says it at the
+ * end): 1.1-1.6 MiB; 3.2-4.1 MiB with 8 at once in an ASan build, whose
+ * poller is slow. (Staging B records early does not help: they wait for
+ * all of P's backlog, and the staging arrays fill instead.) 32 MiB cost
+ * ~9 ms more of memtrack's start and exit (the kernel zeroes the ring and
+ * maps it twice), 8 MiB was too close. A reservation that fails anyway
+ * counts in dropped, which the host reports, exiting 1.
  */
 #include "config.h"
 
@@ -93,7 +100,7 @@
 #include "syscalls.skel.h"
 
 #define NAME "preload"
-#define MIN_BPF_RING (32u << 20)
+#define MIN_BPF_RING (16u << 20)
 /* first size of a staging array, and what its limit adds to the ring's */
 #define STAGE_CAP 16384u
 /* records forced out at once when a staging array is at its limit */
@@ -174,6 +181,7 @@ struct pl_syscalls {
 	struct pl_shm *shm;
 	struct syscalls_bpf *skel;
 	size_t ring_size;
+	uint64_t b_peak;  /* most bytes of B seen unread at a pull */
 	size_t page;
 	uint64_t *cons;       /* B's consumer position (ours to write) */
 	const uint64_t *prod; /* B's producer position */
@@ -421,6 +429,10 @@ static size_t pull_b(struct pl_syscalls *sc, struct pl_reader *rd,
 	uint64_t prod = b_prod(sc), mask = sc->ring_size - 1;
 	uint64_t ts = UINT64_MAX, last = 0;
 	size_t n = 0;
+
+	if (prod - sc->cons_pos > sc->b_peak) {
+		sc->b_peak = prod - sc->cons_pos;
+	}
 
 	while (n < lim && !stage_full(&sc->sb) && sc->cons_pos < prod &&
 	       (!end || sc->cons_pos < end)) {
@@ -1112,8 +1124,9 @@ void pl_syscalls_destroy(struct pl_syscalls *sc)
 		return;
 	}
 	slog(sc, MT_LOG_DEBUG,
-	     "merge: at most %zu interposer and %zu syscall records staged",
-	     sc->sp.peak, sc->sb.peak);
+	     "merge: at most %zu interposer and %zu syscall records staged; at most %llu of the BPF ring's %zu bytes unread",
+	     sc->sp.peak, sc->sb.peak, (unsigned long long)sc->b_peak,
+	     sc->ring_size);
 	if (sc->skel) {
 		uint32_t key, next;
 		int fd = bpf_map__fd(sc->skel->maps.tracked);
