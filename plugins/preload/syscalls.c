@@ -1059,12 +1059,6 @@ size_t pl_syscalls_ring_size(struct pl_syscalls *sc)
 	return sc->ring_size;
 }
 
-uint64_t pl_syscalls_used(struct pl_syscalls *sc)
-{
-	return (b_prod(sc) - sc->cons_pos) +
-	       (sc->sp.n + sc->sb.n) * sizeof(struct mt_event);
-}
-
 /*
  * Detaching a tracepoint waits for an RCU grace period: about 70 ms each
  * here, 0.6 s for the eight of them at the end of every run. A grandchild
@@ -1242,12 +1236,6 @@ uint64_t pl_syscalls_unrecorded(struct pl_syscalls *sc)
 }
 
 size_t pl_syscalls_ring_size(struct pl_syscalls *sc)
-{
-	(void)sc;
-	return 0;
-}
-
-uint64_t pl_syscalls_used(struct pl_syscalls *sc)
 {
 	(void)sc;
 	return 0;

@@ -76,9 +76,6 @@ uint64_t pl_syscalls_unrecorded(struct pl_syscalls *sc);
 /* the BPF ring's size in bytes */
 size_t pl_syscalls_ring_size(struct pl_syscalls *sc);
 
-/* events staged plus unread in the BPF ring, in bytes */
-uint64_t pl_syscalls_used(struct pl_syscalls *sc);
-
 /* Detaches everything; NULL is fine. */
 void pl_syscalls_destroy(struct pl_syscalls *sc);
 
