@@ -3,7 +3,8 @@
 PRELOAD_PROGS = tests/progs/alloc-signal tests/progs/alloc-forkthreads \
 	tests/progs/alloc-killme tests/progs/alloc-vfork \
 	tests/progs/closefds-exec tests/progs/alloc-exit \
-	tests/progs/alloc-own-malloc tests/progs/alloc-large
+	tests/progs/alloc-own-malloc tests/progs/alloc-large \
+	tests/progs/alloc-throw
 check_PROGRAMS += $(PRELOAD_PROGS)
 tests_progs_alloc_signal_SOURCES = tests/progs/alloc-signal.c
 tests_progs_alloc_signal_CPPFLAGS = $(PROG_CPPFLAGS)
@@ -32,6 +33,9 @@ tests_progs_alloc_own_malloc_LDFLAGS = -export-dynamic
 tests_progs_alloc_large_SOURCES = tests/progs/alloc-large.c
 tests_progs_alloc_large_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_large_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_throw_SOURCES = tests/progs/alloc-throw.cc
+tests_progs_alloc_throw_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_throw_CXXFLAGS = -std=c++17 -fno-builtin -Wall
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test-preload

@@ -3,7 +3,8 @@
  * tests/test-preload.c - the preload source end to end. Every scenario of
  * tests/scenarios.c under --source preload, then what only an interposer
  * has: files it cannot reach named on memtrack's stderr (static,
- * set-uid, a cleared environment), signal handlers that allocate, fork
+ * set-uid, a cleared environment), signal handlers that allocate, an
+ * exception thrown through the hook of operator new, fork
  * from a threaded process, vfork children that allocate, the traced
  * process killed, memtrack killed
  * while producers wait for room.
@@ -241,6 +242,16 @@ START_TEST(test_signal_handler)
 	const char *argv[] = { ebpf_prog("alloc-signal"), NULL };
 
 	check_exact(argv, 400);
+}
+END_TEST
+
+/* std::bad_alloc thrown by the real operator new unwinds through the
+ * hook; the thread's later allocations are recorded as before. */
+START_TEST(test_throw)
+{
+	const char *argv[] = { ebpf_prog("alloc-throw"), NULL };
+
+	check_exact(argv, 18);
 }
 END_TEST
 
@@ -529,6 +540,7 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_env_cleared);
 	tcase_add_test(tc, test_fds_closed);
 	tcase_add_test(tc, test_signal_handler);
+	tcase_add_test(tc, test_throw);
 	tcase_add_test(tc, test_fork_threads);
 	tcase_add_test(tc, test_vfork);
 	tcase_add_test(tc, test_kill_traced);
