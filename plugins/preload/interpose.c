@@ -70,6 +70,7 @@ struct pl_thread {
 	int claiming;  /* holds a claim on a slot (pl_ring_put_ex) */
 	int resolving; /* inside dlsym(): serve from the arena */
 	uint32_t tid;  /* 0: not known yet */
+	void *outer;   /* the real function the outermost hook called */
 	uint32_t npend;
 	struct mt_event pend[PL_PENDING];
 };
@@ -205,7 +206,56 @@ static pl_fn bootstrap_fn(const char *name)
 	return NULL;
 }
 
-static pl_fn resolve(struct pl_real *r)
+void *pl_dlsym_resolve(void);
+extern void *pl_real_dlsym;
+
+/*
+ * The definition of name that the object holding caller would bind to
+ * without us, when the global scope has none after us: that object came
+ * with dlopen(RTLD_LOCAL), and so did the library defining the name, which
+ * the global scope does not search. Python's extension modules are opened
+ * so: `import apt_pkg` brings libstdc++ into a C program, and its operator
+ * new, bound to our hook, had nothing to call (a null block, and a
+ * crash). dlsym on the object's own handle searches it and what it needs,
+ * which is what the loader searched after the global scope. libc's dlsym
+ * is called directly: ours would hand back a recording trampoline. The
+ * definition found is kept for every caller of the name, as RTLD_NEXT's
+ * is. NULL when caller is in this library: a real function that
+ * tail-calls another entry point (libstdc++'s operator new[] jumps to
+ * operator new) returns to our hook; resolve() then asks the object of
+ * that real function (self.outer).
+ */
+static void *scope_sym(const char *name, const void *caller)
+{
+	void *(*real_dlsym)(void *, const char *);
+	Dl_info di, me;
+	void *h, *p = NULL;
+
+	if (!caller || !dladdr(caller, &di) || !di.dli_fname ||
+	    !di.dli_fname[0] || !dladdr((void *)scope_sym, &me) ||
+	    di.dli_fbase == me.dli_fbase) {
+		return NULL;
+	}
+	real_dlsym = (void *(*)(void *, const char *))__atomic_load_n(
+		&pl_real_dlsym, __ATOMIC_ACQUIRE);
+	if (!real_dlsym) {
+		real_dlsym = (void *(*)(void *, const char *))
+			pl_dlsym_resolve();
+	}
+	h = real_dlsym ? dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+	if (!h) {
+		return NULL;
+	}
+	p = real_dlsym(h, name);
+	dlclose(h);
+	/* never one of ours (the object would have to need this library) */
+	if (p && dladdr(p, &di) && di.dli_fbase == me.dli_fbase) {
+		p = NULL;
+	}
+	return p;
+}
+
+static pl_fn resolve(struct pl_real *r, const void *caller)
 {
 	pl_fn fn;
 
@@ -213,6 +263,16 @@ static pl_fn resolve(struct pl_real *r)
 		return bootstrap_fn(r->name);
 	}
 	fn = (pl_fn)next_sym(r->name);
+	if (!fn && caller) {
+		self.depth++;
+		self.resolving++;
+		fn = (pl_fn)scope_sym(r->name, caller);
+		if (!fn && self.outer) {
+			fn = (pl_fn)scope_sym(r->name, self.outer);
+		}
+		self.resolving--;
+		self.depth--;
+	}
 	if (!fn && (!strcmp(r->name, "cfree") ||
 		    !strncmp(r->name, "free_", 5))) {
 		/* names this libc lacks: a free all the same */
@@ -663,15 +723,17 @@ static void record(unsigned int kind, unsigned int shape, uint64_t ret,
 	}
 }
 
+/* caller: the hook's return address (scope_sym()) */
 static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
-		     uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+		     uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+		     const void *caller)
 {
 	pl_fn fn = __atomic_load_n(&r->fn, __ATOMIC_ACQUIRE);
 	uint32_t stack = 0;
 	uint64_t ret;
 
 	if (__builtin_expect(!fn, 0)) {
-		fn = resolve(r);
+		fn = resolve(r, caller);
 		if (!fn) {
 			/* nothing to call (dlsym's own allocations get the
 			 * arena; anything else: a failed call) */
@@ -684,7 +746,11 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 	if ((shape == SH_REALLOC || shape == SH_REALLOC_NZ) && arena_owns(a)) {
 		return boot_realloc(a, b, 0, 0);
 	}
-	if (self.depth || !active()) {
+	if (self.depth) {
+		return fn(a, b, c, d);
+	}
+	self.outer = (void *)fn; /* for scope_sym() */
+	if (!active()) {
 		return fn(a, b, c, d);
 	}
 	if (shape == SH_FREE) {
@@ -719,7 +785,8 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 				      uint64_t d) __asm__(#sym);            \
 	uint64_t hook_##sym(uint64_t a, uint64_t b, uint64_t c, uint64_t d) \
 	{                                                                   \
-		return call(&real_##sym, kind, shape, a, b, c, d);          \
+		return call(&real_##sym, kind, shape, a, b, c, d,           \
+			    __builtin_return_address(0));                   \
 	}
 
 #define M(sym, shape) HOOK(sym, MT_EV_MALLOC, SH_##shape)
@@ -1304,7 +1371,7 @@ static uint32_t dl_used;
 				uint64_t d)                                 \
 	{                                                                   \
 		return call(&dl_slots[i].real, dl_slots[i].kind,            \
-			    dl_slots[i].shape, a, b, c, d);                 \
+			    dl_slots[i].shape, a, b, c, d, NULL);           \
 	}
 DLT(0) DLT(1) DLT(2) DLT(3) DLT(4) DLT(5) DLT(6) DLT(7)
 DLT(8) DLT(9) DLT(10) DLT(11) DLT(12) DLT(13) DLT(14) DLT(15)
