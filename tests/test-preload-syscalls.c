@@ -116,7 +116,7 @@ static size_t mmap_sizes(const struct ebpf_trace *t, uint64_t **out)
  * prog under both sources: Munmap and Brk equal in count and bytes, every
  * Mmap of the eBPF recording there under preload, and no other Mmap but
  * one of at most 16 KiB. That one is ld.so's: the interposer and its
- * libraries (libgcc_s; with --stacks libunwind, liblzma; their own
+ * libraries (with --stacks libunwind, liblzma; their own
  * mappings are filtered, see plugins/preload/selfdeps.c) are more link
  * maps and static TLS for the loader's start-up allocator, which may then
  * map one more anonymous page run (or a larger one: the main thread's TLS
@@ -172,9 +172,9 @@ START_TEST(test_same_as_ebpf)
 }
 END_TEST
 
-/* A C++ program needs libgcc_s.so.1 itself, which the interposer needs
- * too: its mappings are the program's and stay (the interposer's verdict,
- * plugins/preload/selfdeps.c). */
+/* A C++ program needs libgcc_s.so.1 itself, and the interposer
+ * unwinds through it when an exception crosses a hook (without needing
+ * it: interpose.c): its mappings are the program's and stay. */
 /* The same with bpf_find_vma() failing for every mmap, as it does while
  * the mmap lock is busy (an uprobe being attached to or detached from a
  * library the process maps, by another memtrack): the interposer's files

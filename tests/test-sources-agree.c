@@ -49,8 +49,8 @@
  * not the same with one more object preloaded (seen on these programs:
  * one anonymous mapping 4 KiB smaller, or one more of 12 KiB). ld.so's
  * start-up allocator extends itself by anonymous mmaps of a request
- * rounded up to pages plus one page; the interposer's link map (and
- * libgcc_s's) and its 564 bytes of static TLS use some of a run, so a
+ * rounded up to pages plus one page; the interposer's link map and its
+ * 564 bytes of static TLS use some of a run, so a
  * later request (the main thread's TLS block and TCB: 12 KiB for
  * alloc-cxx under preload, inside an existing run under eBPF) may need
  * one more run or a larger one. Made by ld.so before any interposer code

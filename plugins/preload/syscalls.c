@@ -803,9 +803,8 @@ static int add_self_file(struct pl_syscalls *sc, const struct stat *sb,
 /*
  * The interposer (dropped) and the libraries it needs, directly or not,
  * but libc and the loader, which every dynamic program has (today
- * libunwind.so.8 for --stacks, libgcc_s.so.1 for -fexceptions and
- * libunwind's liblzma.so.5): tagged SELF_DEP + i, i counting them as
- * selfdeps.c does.
+ * libunwind.so.8 for --stacks and its liblzma.so.5): tagged SELF_DEP + i,
+ * i counting them as selfdeps.c does.
  * Found through our own loader (dlopen, the same search the command's
  * ld.so makes for a library without RUNPATH).
  */
