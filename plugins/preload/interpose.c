@@ -807,6 +807,7 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 	pl_fn fn = __atomic_load_n(&r->fn, __ATOMIC_ACQUIRE);
 	uint32_t stack = 0;
 	uint64_t ret;
+	void *outer;
 
 	if (__builtin_expect(!fn, 0)) {
 		fn = resolve(r, caller);
@@ -825,9 +826,15 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 	if (self.depth) {
 		return fn(a, b, c, d);
 	}
-	self.outer = (void *)fn; /* for scope_sym() */
+	/* for scope_sym(); put back after, in case we are a signal
+	 * handler's call that came between the interrupted one's store and
+	 * its call */
+	outer = self.outer;
+	self.outer = (void *)fn;
 	if (!active()) {
-		return fn(a, b, c, d);
+		ret = fn(a, b, c, d);
+		self.outer = outer;
+		return ret;
 	}
 	if (shape == SH_FREE) {
 		/* before the block can be handed out again */
@@ -837,6 +844,7 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 		self.depth++;
 		ret = fn(a, b, c, d);
 		self.depth--;
+		self.outer = outer;
 		return ret;
 	}
 	{
@@ -851,6 +859,7 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 		}
 		ret = fn(a, b, c, d);
 	}
+	self.outer = outer;
 	record(kind, shape, ret, a, b, c, stack);
 	return ret;
 }
