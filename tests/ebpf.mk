@@ -12,7 +12,8 @@ check_PROGRAMS += tests/progs/alloc-basic tests/progs/alloc-static \
 	tests/progs/alloc-mmap tests/progs/alloc-ctor tests/progs/alloc-cxx \
 	tests/progs/alloc-forktree tests/progs/alloc-dlopen \
 	tests/progs/alloc-toggle tests/progs/alloc-stress \
-	tests/progs/alloc-storm tests/progs/sys-mix
+	tests/progs/alloc-storm tests/progs/sys-mix \
+	tests/progs/alloc-dlopen-cxx
 tests_progs_alloc_basic_SOURCES = tests/progs/alloc-basic.c
 tests_progs_alloc_basic_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_basic_CFLAGS = $(PROG_CFLAGS)
@@ -56,6 +57,18 @@ tests_progs_sys_mix_LDADD = $(PTHREAD_LIBS)
 check_LTLIBRARIES += tests/progs/libdlalloc.la
 tests_progs_libdlalloc_la_SOURCES = tests/progs/libdlalloc.c
 tests_progs_libdlalloc_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath /nowhere
+# a C program (no libstdc++ of its own) and the C++ library it opens with
+# RTLD_LOCAL: tests/progs/.libs/libcxxlocal.so
+tests_progs_alloc_dlopen_cxx_SOURCES = tests/progs/alloc-dlopen-cxx.c
+tests_progs_alloc_dlopen_cxx_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_dlopen_cxx_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_dlopen_cxx_LDADD = -ldl
+check_LTLIBRARIES += tests/progs/libcxxlocal.la
+tests_progs_libcxxlocal_la_SOURCES = tests/progs/libcxxlocal.cc
+tests_progs_libcxxlocal_la_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_libcxxlocal_la_CXXFLAGS = -std=c++17 -fno-builtin -Wall
+tests_progs_libcxxlocal_la_LDFLAGS = -module -avoid-version -shared \
 	-rpath /nowhere
 
 # Programs for allocators that may not be installed: built when they link,

@@ -4,7 +4,7 @@ PRELOAD_PROGS = tests/progs/alloc-signal tests/progs/alloc-forkthreads \
 	tests/progs/alloc-killme tests/progs/alloc-vfork \
 	tests/progs/closefds-exec tests/progs/alloc-exit \
 	tests/progs/alloc-own-malloc tests/progs/alloc-large \
-	tests/progs/alloc-throw tests/progs/alloc-dlopen-cxx
+	tests/progs/alloc-throw
 check_PROGRAMS += $(PRELOAD_PROGS)
 tests_progs_alloc_signal_SOURCES = tests/progs/alloc-signal.c
 tests_progs_alloc_signal_CPPFLAGS = $(PROG_CPPFLAGS)
@@ -36,18 +36,6 @@ tests_progs_alloc_large_CFLAGS = $(PROG_CFLAGS)
 tests_progs_alloc_throw_SOURCES = tests/progs/alloc-throw.cc
 tests_progs_alloc_throw_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_throw_CXXFLAGS = -std=c++17 -fno-builtin -Wall
-# a C program (no libstdc++ of its own) and the C++ library it opens with
-# RTLD_LOCAL: tests/progs/.libs/libcxxlocal.so
-tests_progs_alloc_dlopen_cxx_SOURCES = tests/progs/alloc-dlopen-cxx.c
-tests_progs_alloc_dlopen_cxx_CPPFLAGS = $(PROG_CPPFLAGS)
-tests_progs_alloc_dlopen_cxx_CFLAGS = $(PROG_CFLAGS)
-tests_progs_alloc_dlopen_cxx_LDADD = -ldl
-check_LTLIBRARIES += tests/progs/libcxxlocal.la
-tests_progs_libcxxlocal_la_SOURCES = tests/progs/libcxxlocal.cc
-tests_progs_libcxxlocal_la_CPPFLAGS = $(PROG_CPPFLAGS)
-tests_progs_libcxxlocal_la_CXXFLAGS = -std=c++17 -fno-builtin -Wall
-tests_progs_libcxxlocal_la_LDFLAGS = -module -avoid-version -shared \
-	-rpath /nowhere
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test-preload

@@ -45,6 +45,11 @@ const struct scenario scenarios[] = {
 	{ "fork-tree", "alloc-forktree", SC_PLAIN, 26, 0, SC_SEEN, SC_SEEN },
 	{ "shell-exec", NULL, SC_SHELL, 25, 0, SC_SEEN, SC_SEEN },
 	{ "dlopen", "alloc-dlopen", SC_DLOPEN, 2, 0, SC_SEEN, SC_SEEN },
+	/* a C program opens a C++ library with RTLD_LOCAL, as python opens
+	 * its extension modules: libstdc++ is in that library's scope only
+	 * (the preload hooks crashed on it); one new throws through them */
+	{ "dlopen-cxx-local", "alloc-dlopen-cxx", SC_DLOPEN_CXX, 9, 0,
+	  SC_SEEN, SC_SEEN },
 	{ "jemalloc", "alloc-jemalloc", SC_PLAIN, 16, 1, SC_SEEN, SC_SEEN },
 	{ "jemalloc-static", "alloc-jemalloc-static", SC_PLAIN, 16, 1,
 	  SC_SEEN, SC_REFUSED },
@@ -212,6 +217,11 @@ void scenario_run(const struct scenario *sc, const char *source,
 	case SC_DLOPEN:
 		snprintf(arg, sizeof(arg), "%s",
 			 ebpf_prog(".libs/libdlalloc.so"));
+		argv[1] = arg;
+		break;
+	case SC_DLOPEN_CXX:
+		snprintf(arg, sizeof(arg), "%s",
+			 ebpf_prog(".libs/libcxxlocal.so"));
 		argv[1] = arg;
 		break;
 	case SC_CONTROL:

@@ -27,6 +27,7 @@ enum scenario_how {
 	SC_PLAIN = 0, /* tests/progs/PROG */
 	SC_SHELL,     /* sh -c "alloc-basic; alloc-ctor": fork and exec */
 	SC_DLOPEN,    /* PROG tests/progs/.libs/libdlalloc.so */
+	SC_DLOPEN_CXX, /* PROG tests/progs/.libs/libcxxlocal.so */
 	SC_CONTROL,   /* PROG SOCKET with --start-disabled --control */
 };
 

@@ -4,8 +4,7 @@
  * tests/scenarios.c under --source preload, then what only an interposer
  * has: files it cannot reach named on memtrack's stderr (static,
  * set-uid, a cleared environment), signal handlers that allocate, an
- * exception thrown through the hook of operator new, a C++ library opened
- * with RTLD_LOCAL by a C program, fork
+ * exception thrown through the hook of operator new, fork
  * from a threaded process, vfork children that allocate, the traced
  * process killed, memtrack killed
  * while producers wait for room.
@@ -253,22 +252,6 @@ START_TEST(test_throw)
 	const char *argv[] = { ebpf_prog("alloc-throw"), NULL };
 
 	check_exact(argv, 18);
-}
-END_TEST
-
-/* A C program opens a C++ library with RTLD_LOCAL, as python opens its
- * extension modules (`import apt_pkg` crashed): libstdc++ is in that
- * library's scope only, where the hooks find the real operator new; the
- * one that throws unwinds through them. */
-START_TEST(test_local_cxx)
-{
-	char prog[PATH_MAX], lib[PATH_MAX];
-	const char *argv[] = { prog, lib, NULL };
-
-	/* ebpf_prog(): one static buffer */
-	snprintf(prog, sizeof(prog), "%s", ebpf_prog("alloc-dlopen-cxx"));
-	snprintf(lib, sizeof(lib), "%s", ebpf_prog(".libs/libcxxlocal.so"));
-	check_exact(argv, 9);
 }
 END_TEST
 
@@ -558,7 +541,6 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_fds_closed);
 	tcase_add_test(tc, test_signal_handler);
 	tcase_add_test(tc, test_throw);
-	tcase_add_test(tc, test_local_cxx);
 	tcase_add_test(tc, test_fork_threads);
 	tcase_add_test(tc, test_vfork);
 	tcase_add_test(tc, test_kill_traced);
