@@ -662,8 +662,8 @@ static void depth_restore(int **depth)
  * personality routine (through .eh_frame) and _Unwind_Resume (at the end
  * of the landing pad). Left to the linker, they made libgcc_s.so.1 a
  * library of every traced process, which C programs do not load
- * otherwise: ~0.18 ms per exec here (its constructor runs CPUID, which
- * traps in a VM), half of what the interposer adds to one. Both are
+ * otherwise: ~0.1 ms per exec here (its constructor runs CPUID, which
+ * traps in a VM), half of what the interposer added to one. Both are
  * ours instead (hidden), and forward to the unwinder's. They run only
  * while an exception unwinds through a hook, i.e. while the unwinder
  * runs: loaded, found in the global scope, or by name when libgcc_s came
