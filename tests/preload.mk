@@ -4,7 +4,7 @@ PRELOAD_PROGS = tests/progs/alloc-signal tests/progs/alloc-forkthreads \
 	tests/progs/alloc-killme tests/progs/alloc-vfork \
 	tests/progs/closefds-exec tests/progs/alloc-exit \
 	tests/progs/alloc-own-malloc tests/progs/alloc-large \
-	tests/progs/alloc-throw
+	tests/progs/alloc-throw tests/progs/alloc-lzma
 check_PROGRAMS += $(PRELOAD_PROGS)
 tests_progs_alloc_signal_SOURCES = tests/progs/alloc-signal.c
 tests_progs_alloc_signal_CPPFLAGS = $(PROG_CPPFLAGS)
@@ -36,6 +36,11 @@ tests_progs_alloc_large_CFLAGS = $(PROG_CFLAGS)
 tests_progs_alloc_throw_SOURCES = tests/progs/alloc-throw.cc
 tests_progs_alloc_throw_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_throw_CXXFLAGS = -std=c++17 -fno-builtin -Wall
+# needs liblzma, as libunwind does (libunwind-dev brings liblzma-dev)
+tests_progs_alloc_lzma_SOURCES = tests/progs/alloc-lzma.c
+tests_progs_alloc_lzma_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_lzma_CFLAGS = $(PROG_CFLAGS)
+tests_progs_alloc_lzma_LDADD = -llzma
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test-preload

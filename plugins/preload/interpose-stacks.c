@@ -65,6 +65,7 @@
 #include "stack-maps.h"
 #include "stack-table.h"
 #include "stack-unwind.h"
+#include "selfmap.h"
 
 /* frames of this library an unwind can start with */
 #define PL_STK_OWN 3
@@ -141,7 +142,8 @@ static int put_record(const unsigned char *payload, size_t len)
 static void *map_anon(size_t len)
 {
 	void *p = (void *)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				  MAP_PRIVATE | MAP_ANONYMOUS, PL_SELF_MMAP_FD,
+				  0);
 
 	return (uintptr_t)p > (uintptr_t)-4096 ? NULL : p;
 }

@@ -56,6 +56,7 @@
 #include "ring.h"
 #include "tsc.h"
 #include "selfdeps.h"
+#include "selfmap.h"
 #include "shm.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
@@ -72,6 +73,7 @@ struct pl_thread {
 	int resolving; /* inside dlsym(): serve from the arena */
 	uint32_t tid;  /* 0: not known yet */
 	void *outer;   /* the real function the outermost hook called */
+	int own;       /* in --stacks' own work: its mmaps are marked */
 	uint32_t npend;
 	struct mt_event pend[PL_PENDING];
 };
@@ -426,7 +428,7 @@ static const char *attach_error(const char *env)
 /* Called once per process image, at its first entry point. */
 static void attach(void)
 {
-	int expect = ST_UNTRIED;
+	int expect = ST_UNTRIED, err;
 	const char *env, *why;
 	char num[24];
 
@@ -458,16 +460,21 @@ static void attach(void)
 		self.depth--;
 		return;
 	}
-	if (shm->syscalls_bpf) {
-		pl_self_deps_note(shm, my_pid); /* see selfdeps.c */
-	}
 	pthread_atfork(NULL, NULL, after_fork_child);
 	__atomic_fetch_add(&shm->attached, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&state, ST_ON, __ATOMIC_RELEASE);
-	if (pl_stk_attach(shm, my_pid) < 0) {
+	self.own++;
+	err = pl_stk_attach(shm, my_pid);
+	self.own--;
+	if (err < 0) {
 		fmt_uint(num, sizeof(num), (unsigned long long)my_pid);
 		say("memtrack-preload: process ", num,
 		    ": cannot set up call stacks: its events have none\n");
+	}
+	/* after --stacks opened libunwind: the source decides its mappings'
+	 * records by the first verdict stamped after them */
+	if (shm->syscalls_bpf) {
+		pl_self_deps_note(shm, my_pid); /* see selfdeps.c */
 	}
 	self.depth--;
 }
@@ -855,7 +862,9 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 		 * interrupted our own put (interpose-stacks.h) */
 		if (__builtin_expect(pl_stk_on, 0) && !self.in_ring &&
 		    __atomic_load_n(&shm->enabled, __ATOMIC_RELAXED)) {
+			self.own++;
 			stack = pl_stk_capture();
+			self.own--;
 		}
 		ret = fn(a, b, c, d);
 	}
@@ -918,6 +927,9 @@ void *hook_mmap(void *addr, size_t len, int prot, int flags, int fd,
 	REAL(mmap_fn, mmap);
 	void *ret;
 
+	if (__builtin_expect(self.own, 0) && (flags & MAP_ANONYMOUS)) {
+		fd = PL_SELF_MMAP_FD; /* libunwind's memory is ours */
+	}
 	if (!fn) {
 		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd,
 				       off);

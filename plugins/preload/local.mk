@@ -25,7 +25,8 @@ if ENABLE_EBPF
 # plugins/preload/syscalls.skel.h. Without eBPF only syscalls=libc exists.
 plugins/preload/syscalls.bpf.o: plugins/preload/syscalls.bpf.c \
 		plugins/ebpf/vmlinux.h plugins/ebpf/bpf-include/stdint.h \
-		include/memtrack/event.h $(BPF_COMMON_H)
+		include/memtrack/event.h $(BPF_COMMON_H) \
+		plugins/preload/selfmap.h
 	$(AM_V_CC)$(MKDIR_P) plugins/preload && \
 	$(CLANG) $(BPF_CFLAGS) -c $(srcdir)/plugins/preload/syscalls.bpf.c -o $@
 

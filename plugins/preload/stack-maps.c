@@ -22,6 +22,7 @@
 
 #include "stack-maps.h"
 #include "stack-unwind.h"
+#include "selfmap.h"
 
 #define SENT_CAP 4096
 #define BUILD_ID_MAX 255 /* the record's length is a byte */
@@ -32,7 +33,7 @@ int mtpl_maps_init(struct mtpl_maps *m)
 
 	memset(m, 0, sizeof(*m));
 	p = mmap(NULL, SENT_CAP * sizeof(*m->sent), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		 MAP_PRIVATE | MAP_ANONYMOUS, PL_SELF_MMAP_FD, 0);
 	if (p == MAP_FAILED) {
 		return -errno;
 	}

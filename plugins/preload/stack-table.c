@@ -36,6 +36,7 @@
 #include <sys/syscall.h>
 
 #include "stack-table.h"
+#include "selfmap.h"
 
 #define PENDING 0x80000000u
 #define GEN_MASK 0x7fffffffu
@@ -65,7 +66,8 @@ static __thread volatile sig_atomic_t pending
 static void *map_anon(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       PL_SELF_MMAP_FD, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }

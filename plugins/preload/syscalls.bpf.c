@@ -30,6 +30,7 @@
 #include <bpf/bpf_core_read.h>
 #include <memtrack/event.h> /* its <stdint.h>: plugins/ebpf/bpf-include */
 #include "bpf/syscall-call.bpf.h"
+#include "selfmap.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -229,6 +230,9 @@ static __always_inline int sys_mmap_keep(u64 id, u64 addr, u64 len, u64 prot,
 	struct span span = {};
 
 	set_tag(id, 0);
+	if ((flags & MAP_ANONYMOUS) && (s32)fd == PL_SELF_MMAP_FD) {
+		return keep_tagged(id, SELF_OWN); /* the interposer's own */
+	}
 	if (!(flags & MAP_ANONYMOUS)) {
 		struct mt_vma_file f = {};
 
