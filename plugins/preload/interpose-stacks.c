@@ -139,15 +139,6 @@ static int put_record(const unsigned char *payload, size_t len)
 	return pl_meta_cut(id, payload, len, put_chunk, NULL);
 }
 
-static void *map_anon(size_t len)
-{
-	void *p = (void *)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, PL_SELF_MMAP_FD,
-				  0);
-
-	return (uintptr_t)p > (uintptr_t)-4096 ? NULL : p;
-}
-
 static int grow_mapbuf(size_t need)
 {
 	size_t cap = stk_mapcap ? stk_mapcap : PL_STK_MAPBUF;
@@ -156,7 +147,7 @@ static int grow_mapbuf(size_t need)
 	while (cap < need) {
 		cap *= 2;
 	}
-	p = map_anon(cap);
+	p = pl_self_map(cap, 0);
 	if (!p) {
 		return -ENOMEM;
 	}

@@ -32,9 +32,8 @@ int mtpl_maps_init(struct mtpl_maps *m)
 	void *p;
 
 	memset(m, 0, sizeof(*m));
-	p = mmap(NULL, SENT_CAP * sizeof(*m->sent), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, PL_SELF_MMAP_FD, 0);
-	if (p == MAP_FAILED) {
+	p = pl_self_map(SENT_CAP * sizeof(*m->sent), 0);
+	if (!p) {
 		return -errno;
 	}
 	m->sent = p;

@@ -63,15 +63,6 @@ struct mtpl_stack_slot {
 static __thread volatile sig_atomic_t pending
 	__attribute__((tls_model("initial-exec")));
 
-static void *map_anon(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       PL_SELF_MMAP_FD, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 int mtpl_stack_table_init(struct mtpl_stack_table *t, unsigned slots_log2,
 			  size_t arena_bytes, uint32_t *next_id)
 {
@@ -83,8 +74,8 @@ int mtpl_stack_table_init(struct mtpl_stack_table *t, unsigned slots_log2,
 		return -EINVAL;
 	}
 	nslots = (size_t)1 << slots_log2;
-	t->slots = map_anon(nslots * sizeof(*t->slots));
-	t->arena = map_anon(arena_bytes);
+	t->slots = pl_self_map(nslots * sizeof(*t->slots), MAP_NORESERVE);
+	t->arena = pl_self_map(arena_bytes, MAP_NORESERVE);
 	if (!t->slots || !t->arena) {
 		mtpl_stack_table_destroy(t);
 		return -ENOMEM;
