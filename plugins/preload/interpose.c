@@ -209,8 +209,34 @@ static pl_fn bootstrap_fn(const char *name)
 	return NULL;
 }
 
-void *pl_dlsym_resolve(void);
-extern void *pl_real_dlsym;
+typedef void *(*dlsym_fn)(void *, const char *);
+
+/* libc's dlsym; read by the assembly of our dlsym (the end of the file) */
+void *pl_real_dlsym;
+
+__attribute__((used)) void *pl_dlsym_resolve(void);
+void *pl_dlsym_resolve(void)
+{
+	void *p;
+
+	self.depth++;
+	p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!p) {
+		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	}
+	self.depth--;
+	__atomic_store_n(&pl_real_dlsym, p, __ATOMIC_RELEASE);
+	return p;
+}
+
+/* libc's dlsym, found the first time */
+static dlsym_fn libc_dlsym(void)
+{
+	dlsym_fn f = (dlsym_fn)__atomic_load_n(&pl_real_dlsym,
+					       __ATOMIC_ACQUIRE);
+
+	return f ? f : (dlsym_fn)pl_dlsym_resolve();
+}
 
 /*
  * The definition of name that the object holding caller would bind to
@@ -230,7 +256,7 @@ extern void *pl_real_dlsym;
  */
 static void *scope_sym(const char *name, const void *caller)
 {
-	void *(*real_dlsym)(void *, const char *);
+	dlsym_fn real_dlsym;
 	Dl_info di, me;
 	void *h, *p = NULL;
 
@@ -239,12 +265,7 @@ static void *scope_sym(const char *name, const void *caller)
 	    di.dli_fbase == me.dli_fbase) {
 		return NULL;
 	}
-	real_dlsym = (void *(*)(void *, const char *))__atomic_load_n(
-		&pl_real_dlsym, __ATOMIC_ACQUIRE);
-	if (!real_dlsym) {
-		real_dlsym = (void *(*)(void *, const char *))
-			pl_dlsym_resolve();
-	}
+	real_dlsym = libc_dlsym();
 	h = real_dlsym ? dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD) : NULL;
 	if (!h) {
 		return NULL;
@@ -1481,38 +1502,14 @@ static const pl_fn dl_tramps[DL_SLOTS] = {
 	dlt_24, dlt_25, dlt_26, dlt_27, dlt_28, dlt_29, dlt_30, dlt_31,
 };
 
-typedef void *(*dlsym_fn)(void *, const char *);
-
-/* libc's dlsym; read by the assembly below */
-void *pl_real_dlsym;
-
-__attribute__((used)) void *pl_dlsym_resolve(void);
-void *pl_dlsym_resolve(void)
-{
-	void *p;
-
-	self.depth++;
-	p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-	if (!p) {
-		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-	}
-	self.depth--;
-	__atomic_store_n(&pl_real_dlsym, p, __ATOMIC_RELEASE);
-	return p;
-}
-
 __attribute__((used)) void *pl_dlsym_handle(void *handle, const char *name);
 void *pl_dlsym_handle(void *handle, const char *name)
 {
-	dlsym_fn next = (dlsym_fn)__atomic_load_n(&pl_real_dlsym,
-						  __ATOMIC_ACQUIRE);
+	dlsym_fn next = libc_dlsym();
 	const struct hook_info *h = NULL;
 	uint32_t i, n;
 	void *p;
 
-	if (!next) {
-		next = (dlsym_fn)pl_dlsym_resolve();
-	}
 	p = next(handle, name);
 	if (!p || !name) {
 		return p;
