@@ -131,8 +131,9 @@ struct staged {
  * The pulls of one ring whose records may not leave yet, for the horizon:
  * each pull's position to read past in the other ring, and the earliest
  * timestamp among its records. Positions never go back from pull to
- * pull (pulls_add()), so pulls become safe in order, from the front. A pull whose earliest timestamp is not below a later pull's is
- * dropped when that one comes: the later one becomes safe no sooner. The
+ * pull (pulls_add()), so pulls become safe in order, from the front. A
+ * pull whose earliest timestamp is not below a later pull's is dropped
+ * when that one comes: the later one becomes safe no sooner. The
  * front then holds the earliest timestamp of every unsafe record, in
  * constant time per pull. When the queue is full a pull joins the last
  * one (its position only moves on): later, never wrong.

@@ -8,9 +8,9 @@
  * piecewise-linear map, extended at its newest end only, so a count once
  * inside the history always maps to the same ns. A count past the newest
  * pair by 10 us or more (an event written since) makes a new pair; within
- * 10 us of the newest pair the count is carried on at the
- * long-run scale, and the furthest count so carried becomes a pair
- * before the next sampled one, so that no count ever changes its ns. A
+ * 10 us of the newest pair the count is carried on at the long-run scale,
+ * and the furthest count so carried becomes a pair before the next
+ * sampled one, so that no count ever changes its ns. A
  * count older than the whole history (a thread that waited very long
  * between its timestamp and its write) is carried back from the oldest
  * pair the same way (that one may move by a few ns as the history moves).
@@ -153,9 +153,8 @@ uint64_t pl_tsc_ns(struct pl_tsc *c, uint64_t t)
 	struct pl_tsc_point *a, *newest = at(c, c->count - 1);
 
 	if (t >= newest->tsc) {
-		/* t itself says when a pair is due: the clock is at least
-		 * that far, and reading the TSC for every count cost the
-		 * consumer ~4 ns per event */
+		/* t itself says when a pair is due (the clock is at least
+		 * that far): no rdtsc per count while the reader keeps up */
 		if (t - newest->tsc >= c->min_gap) {
 			sample(c);
 			newest = at(c, c->count - 1);
