@@ -635,3 +635,33 @@ void ebpf_strip_lines(char *s)
 	}
 	*w = '\0';
 }
+
+/* see ebpf-testlib.h */
+int ebpf_root_marked(const char *out, const char *fn)
+{
+	char *names = strdup(out), *line, *save = NULL;
+	int marked = 0, whole = 0;
+
+	ck_assert_ptr_nonnull(names);
+	ebpf_strip_lines(names);
+	for (line = strtok_r(names, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *root = line;
+		int cut;
+
+		if (!strstr(line, fn)) {
+			continue;
+		}
+		if (!strncmp(root, "pid ", 4) && strchr(root, ';')) {
+			root = strchr(root, ';') + 1;
+		}
+		cut = !strncmp(root, "[truncated];", 12);
+		marked += cut;
+		whole += !cut;
+		/* the mark is the root end, never in the middle */
+		ck_assert_msg(!strstr(root + (cut ? 12 : 0), "[truncated]"),
+			      "a [truncated] frame inside a stack: %s", line);
+	}
+	free(names);
+	return marked && !whole ? 1 : whole && !marked ? 0 : -1;
+}

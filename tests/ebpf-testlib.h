@@ -84,4 +84,13 @@ int ebpf_run_shell(const char *cmd, char **out, char **err);
  * compare names (tests/test-symbols.sh checks the lines). */
 void ebpf_strip_lines(char *s);
 
+/*
+ * The root end of the collapsed report out: of its lines whose stack
+ * holds fn (names compared with lines stripped), 1 if every one begins
+ * with the [truncated] frame (after the "pid N;" prefix), 0 if none
+ * does, -1 if mixed or no line holds fn. A [truncated] frame anywhere
+ * but at the root end fails the test.
+ */
+int ebpf_root_marked(const char *out, const char *fn);
+
 #endif

@@ -362,7 +362,7 @@ static int nhere;
 
 static NOIPA int sym_leaf(int x)
 {
-	nhere = mtpl_unwind(here, MTPL_UNWIND_MAX, 0);
+	nhere = mtpl_unwind(here, MTPL_UNWIND_MAX, 0, NULL);
 	__asm__ volatile("" : "+r"(x));
 	return x + 1;
 }
@@ -429,7 +429,7 @@ static void storm_handler(int sig)
 
 	storm_total++;
 	/* 0 frames when it interrupted a capture of this thread */
-	if (!mtpl_unwind(f, MTPL_UNWIND_MAX, 0)) {
+	if (!mtpl_unwind(f, MTPL_UNWIND_MAX, 0, NULL)) {
 		storm_empty++;
 	}
 }
@@ -475,7 +475,7 @@ static void *cold_capture(void *arg)
  * unwound (its caches are copied into the child) */
 static NOIPA int child_leaf(int x)
 {
-	nhere = mtpl_unwind(here, MTPL_UNWIND_MAX, 0);
+	nhere = mtpl_unwind(here, MTPL_UNWIND_MAX, 0, NULL);
 	__asm__ volatile("" : "+r"(x));
 	return x + 1;
 }
@@ -1206,8 +1206,8 @@ START_TEST(maps_buffer_too_small)
 }
 END_TEST
 
-typedef int (*dso_capture_fn)(int (*)(uint64_t *, int, int), uint64_t *,
-			      int);
+typedef int (*dso_capture_fn)(int (*)(uint64_t *, int, int, int *),
+			      uint64_t *, int);
 
 /* A dlopen shows as a change; the records then written are the new
  * library's alone, and a stack captured in it is named through them. A

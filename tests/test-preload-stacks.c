@@ -8,7 +8,8 @@
  * allocations: in C (PIE and not) and in C++ through libstdc++'s
  * operator new, in a thread, in a fork child, in a library dlopen'd and
  * called at once, through a ring of 64 slots; --stack-depth 3 cuts at 3
- * frames. With stacks, the
+ * frames, and a stack cut at the depth ends in [truncated] as under the
+ * eBPF source. With stacks, the
  * events are those recorded without (scenario table), every allocation
  * carries a stack id and nothing else does.
  *
@@ -178,6 +179,48 @@ START_TEST(test_depth3)
 }
 END_TEST
 
+/*
+ * tests/progs/flame-shape: shape_wide and shape_narrow are called from
+ * main (5 frames down to _start), shape_deep recurses 60 deep. A stack
+ * cut at --stack-depth ends in [truncated] at its root end, as under the
+ * eBPF source (tests/test-stacks.c, test_truncated): else the flame graph
+ * gets a false root (shape_deep instead of main). A stack that fits is
+ * whole, even when it fills the depth exactly (5).
+ */
+START_TEST(test_truncated)
+{
+	char *out = record_collapsed("--stacks --stack-depth 8",
+				     "flame-shape", "");
+
+	ck_assert_msg(ebpf_root_marked(out, "shape_deep") == 1,
+		      "cut stack without its mark:\n%s", out);
+	ck_assert_msg(ebpf_root_marked(out, "main;shape_wide") == 0,
+		      "whole stack marked:\n%s", out);
+	ck_assert_msg(ebpf_root_marked(out, "main;shape_narrow") == 0,
+		      "whole stack marked:\n%s", out);
+	free(out);
+
+	out = record_collapsed("--stacks --stack-depth 5", "flame-shape", "");
+	ck_assert_msg(ebpf_root_marked(out, "main;shape_wide") == 0,
+		      "a stack of exactly the depth marked:\n%s", out);
+	ck_assert_msg(ebpf_root_marked(out, "shape_deep") == 1,
+		      "cut stack without its mark:\n%s", out);
+	free(out);
+
+	out = record_collapsed("--stacks --stack-depth 4", "flame-shape", "");
+	ck_assert_msg(ebpf_root_marked(out, "main;shape_wide") == 1,
+		      "cut stack without its mark:\n%s", out);
+	free(out);
+
+	/* deeper than the recursion: nothing is cut */
+	out = record_collapsed("--stacks --stack-depth 127", "flame-shape",
+			       "");
+	ck_assert_msg(ebpf_root_marked(out, "shape_deep") == 0,
+		      "whole stack marked:\n%s", out);
+	free(out);
+}
+END_TEST
+
 /* A ring of 64 slots: the mappings' record (libstdc++, libm, libgcc_s,
  * libunwind...: about a third of the ring) and the stacks' records wait
  * for room, chunks of other threads come between them; still whole, in
@@ -283,6 +326,7 @@ static Suite *preload_stacks_suite(void)
 	tcase_add_test(tc, test_fork_child);
 	tcase_add_test(tc, test_dlopen);
 	tcase_add_test(tc, test_depth3);
+	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_small_ring);
 	tcase_add_test(tc, test_no_stacks);
 	tcase_add_test(tc, test_event_flags);

@@ -5,7 +5,8 @@
  * functions (tests/progs/stack-*), `memtrack report --format collapsed`
  * must show those functions root first, weighted by the exact bytes. The
  * recording's stack table holds each stack once and every event's id; a
- * damaged stack table still gives a report, with a warning.
+ * damaged stack table still gives a report, with a warning; a stack cut
+ * at --stack-depth ends in [truncated].
  *
  * Needs root and BPF: exits 77 (skip) otherwise, or fails when
  * MEMTRACK_REQUIRE_BPF=1.
@@ -309,6 +310,56 @@ START_TEST(test_damaged_table)
 }
 END_TEST
 
+/*
+ * A stack cut at the depth ends in [truncated] at its root end; one that
+ * fits, even exactly, does not. The preload source must give the same
+ * (tests/test-preload-stacks.c, test_truncated, on the same program).
+ */
+static char *record_depth(const char *depth)
+{
+	char file[] = "/tmp/mt-stk-XXXXXX";
+	char *cmd = NULL, *out, *err;
+	int fd = mkstemp(file), rc;
+
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack --source ebpf --stacks --stack-depth %s --sink file:%s -- %s",
+				  ebpf_builddir(), depth, file,
+				  ebpf_prog("flame-shape")),
+			 0);
+	rc = ebpf_run_shell(cmd, &out, &err);
+	ck_assert_msg(rc == 0, "memtrack exited %d: %s", rc, err);
+	free(cmd);
+	free(out);
+	free(err);
+	out = report(file, "collapsed --weight count", &err);
+	free(err);
+	unlink(file);
+	return out;
+}
+
+START_TEST(test_truncated)
+{
+	char *out = record_depth("8");
+
+	ck_assert_msg(ebpf_root_marked(out, "shape_deep") == 1,
+		      "cut stack without its mark:\n%s", out);
+	ck_assert_msg(ebpf_root_marked(out, "main;shape_wide") == 0,
+		      "whole stack marked:\n%s", out);
+	free(out);
+	out = record_depth("5");
+	ck_assert_msg(ebpf_root_marked(out, "main;shape_wide") == 0,
+		      "a stack of exactly the depth marked:\n%s", out);
+	ck_assert_msg(ebpf_root_marked(out, "shape_deep") == 1,
+		      "cut stack without its mark:\n%s", out);
+	free(out);
+	out = record_depth("4");
+	ck_assert_msg(ebpf_root_marked(out, "main;shape_wide") == 1,
+		      "cut stack without its mark:\n%s", out);
+	free(out);
+}
+END_TEST
+
 START_TEST(test_bad_depth)
 {
 	ck_assert(ebpf_memtrack_refuses("--source ebpf:stack-depth=128",
@@ -327,6 +378,7 @@ static Suite *stacks_suite(void)
 	tcase_add_test(tc, test_cxx);
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_damaged_table);
+	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_bad_depth);
 	suite_add_tcase(s, tc);
 	return s;

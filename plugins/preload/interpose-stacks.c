@@ -39,7 +39,10 @@
  * tail-called): they are dropped by address (our executable
  * segment), which the compiler's choices cannot fool. The depth asked
  * for is stack_depth plus PL_STK_OWN, within MTPL_UNWIND_MAX: at depth
- * 125..127 a stack may keep a frame or two fewer than asked for.
+ * 125..127 a stack may keep a frame or two fewer than asked for. A stack
+ * the unwinder could follow further than that ends in a
+ * MT_FRAME_TRUNCATED frame, as under the eBPF source (the report's
+ * `[truncated]`); one that ends at its root (_start, clone) does not.
  *
  * Limits: a vfork child captures nothing (it shares its parent's
  * tables); a child made by a raw clone (no fork handlers) keeps its
@@ -200,10 +203,11 @@ static void send_maps(unsigned flags)
 
 __attribute__((noinline)) uint32_t pl_stk_capture(void)
 {
-	uint64_t frames[MTPL_UNWIND_MAX];
+	/* one more than the unwinder gives: room for the mark */
+	uint64_t frames[MTPL_UNWIND_MAX + 1];
 	unsigned char rec[MTPL_META_HDR + 12 + 8 * MTPL_UNWIND_MAX];
 	struct mtpl_stack_ref ref;
-	int n, skip = 0, want = (int)stk_depth + PL_STK_OWN, r;
+	int n, skip = 0, want = (int)stk_depth + PL_STK_OWN, r, deeper, cut;
 	size_t len;
 
 	if (pl_in_vfork) {
@@ -212,16 +216,28 @@ __attribute__((noinline)) uint32_t pl_stk_capture(void)
 	if (want > MTPL_UNWIND_MAX) {
 		want = MTPL_UNWIND_MAX;
 	}
-	n = mtpl_unwind(frames, want, 0);
+	n = mtpl_unwind(frames, want, 0, &deeper);
 	while (skip < n && own(frames[skip])) {
 		skip++;
 	}
 	n -= skip;
+	cut = deeper || n > (int)stk_depth;
 	if (n > (int)stk_depth) {
 		n = (int)stk_depth;
 	}
 	if (n <= 0) {
 		return 0;
+	}
+	if (cut) {
+		/* a stack that goes on past the depth ends in the eBPF
+		 * source's mark (plugins/ebpf/stacks.c), within the format's
+		 * 127 frames: else the report takes its last frame for the
+		 * root. Interned with the mark, it is never the same stack
+		 * as a whole one of the same frames. */
+		if (n == MTPL_UNWIND_MAX) {
+			n--;
+		}
+		frames[skip + n++] = MT_FRAME_TRUNCATED;
 	}
 	r = mtpl_stack_intern(&stk_table, frames + skip, (uint32_t)n, &ref);
 	if (r == MTPL_STACK_KNOWN) {

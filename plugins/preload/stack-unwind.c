@@ -217,11 +217,16 @@ end:
 }
 
 __attribute__((noinline)) int mtpl_unwind(uint64_t *frames, int max,
-					  int skip)
+					  int skip, int *deeper)
 {
-	void *ips[2 + SKIP_MAX + MTPL_UNWIND_MAX];
+	/* one entry more than can be kept: the only way to know that the
+	 * stack goes on past max */
+	void *ips[2 + SKIP_MAX + MTPL_UNWIND_MAX + 1];
 	int saved, n, i, drop;
 
+	if (deeper) {
+		*deeper = 0;
+	}
 	if (max <= 0 || skip < 0 || skip > SKIP_MAX || busy) {
 		return 0;
 	}
@@ -237,10 +242,16 @@ __attribute__((noinline)) int mtpl_unwind(uint64_t *frames, int max,
 	drop = 2 + skip;
 	busy = 1;
 	mtpl_loader_enter();
-	n = p_backtrace(ips, drop + max);
+	n = p_backtrace(ips, drop + max + 1);
 	mtpl_loader_leave();
 	busy = 0;
 	n = n > drop ? n - drop : 0;
+	if (n > max) {
+		n = max;
+		if (deeper) {
+			*deeper = 1;
+		}
+	}
 	for (i = 0; i < n; i++) {
 		frames[i] = (uint64_t)(uintptr_t)ips[drop + i];
 	}

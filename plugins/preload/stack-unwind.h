@@ -77,9 +77,11 @@ int mtpl_unwind_init(void);
  * frames: not inlined, no tail call to the helper). The innermost frames
  * are kept when the stack is deeper than max. Returns the number of
  * frames (0 when nothing could be unwound, or when called from a signal
- * handler that interrupted a capture on the same thread).
+ * handler that interrupted a capture on the same thread). deeper, if
+ * not NULL, is set to 1 when the unwinder found more frames than max
+ * (the stack was cut at its root end and must say so), else 0.
  */
-int mtpl_unwind(uint64_t *frames, int max, int skip);
+int mtpl_unwind(uint64_t *frames, int max, int skip, int *deeper);
 
 /*
  * A section of code that may take libunwind's or the loader's locks: any

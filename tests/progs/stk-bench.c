@@ -46,7 +46,7 @@ static int64_t now_ns(void)
 
 static NOIPA int cap_backtrace(uint64_t *f)
 {
-	return mtpl_unwind(f, MAXF, 0);
+	return mtpl_unwind(f, MAXF, 0, NULL);
 }
 
 static NOIPA int cap_step(uint64_t *f)

@@ -4,16 +4,18 @@
  * its executable mapping must appear in the MTKM records written after
  * the dlopen, and a stack captured inside it must name stk_dso_capture.
  */
+#include <stddef.h>
 #include <stdint.h>
 
-typedef int (*stk_unwind_fn)(uint64_t *frames, int max, int skip);
+typedef int (*stk_unwind_fn)(uint64_t *frames, int max, int skip,
+			     int *deeper);
 
 int stk_dso_capture(stk_unwind_fn unwind, uint64_t *frames, int max);
 
 static __attribute__((noipa)) int inner(stk_unwind_fn unwind,
 					uint64_t *frames, int max)
 {
-	int n = unwind(frames, max, 0);
+	int n = unwind(frames, max, 0, NULL);
 
 	__asm__ volatile("" : "+r"(n));
 	return n;

@@ -90,7 +90,7 @@ static __attribute__((noinline)) void stk_hook(size_t size)
 	}
 	stk_in_hook = 1;
 	/* skip 1: this function's return into malloc */
-	n = mtpl_unwind(frames, STK_DEPTH, 1);
+	n = mtpl_unwind(frames, STK_DEPTH, 1, NULL);
 	stk_warm = 1;
 	__atomic_add_fetch(&stk_hooked, 1, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&stk_ready, __ATOMIC_ACQUIRE) && n > 0) {
