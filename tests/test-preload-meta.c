@@ -7,7 +7,11 @@
  * the consumer puts them back together. Every record reaches the
  * emitter whole (content checked), once, in each producer's order, and
  * before any event put after it; a record whose writer stopped halfway
- * is never emitted.
+ * is never emitted. Hostile chunks, fed straight to pl_meta_take: a
+ * flood of records never finished, chunks that break the protocol,
+ * records over the size cap and over the byte budget stay within
+ * meta.c's bounds in memory and time, are counted, and leave the good
+ * records around them whole.
  */
 #include "config.h"
 
@@ -15,8 +19,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -282,6 +288,343 @@ START_TEST(test_encoder_without_meta)
 }
 END_TEST
 
+/* ---- hostile chunks: meta.c's bounds, fed to pl_meta_take directly ---- */
+
+/* the emitter keeps copies of the records, in order */
+struct got {
+	struct mt_emitter em;
+	unsigned char *data[16];
+	size_t len[16];
+	size_t n;
+};
+
+static int got_meta(struct mt_emitter *em, const void *data, size_t len)
+{
+	struct got *g = (struct got *)em;
+
+	if (g->n < 16) {
+		g->data[g->n] = malloc(len ? len : 1);
+		ck_assert_ptr_nonnull(g->data[g->n]);
+		memcpy(g->data[g->n], data, len);
+		g->len[g->n] = len;
+	}
+	g->n++;
+	return 0;
+}
+
+static void got_init(struct got *g, struct pl_meta_rx *rx)
+{
+	memset(g, 0, sizeof(*g));
+	g->em.meta = got_meta;
+	memset(rx, 0, sizeof(*rx));
+}
+
+static void got_free(struct got *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->n && i < 16; i++) {
+		free(g->data[i]);
+	}
+}
+
+static unsigned char pat(uint32_t tag, size_t i)
+{
+	return (unsigned char)(tag * 131u + i * 7u + (i >> 8) + (i >> 16));
+}
+
+/* Record k of the records got: whole, byte for byte, record tag of len
+ * bytes? */
+static void got_is(const struct got *g, size_t k, uint32_t tag, size_t len)
+{
+	size_t i;
+
+	ck_assert_msg(k < g->n, "record %zu not emitted (%zu were)", k, g->n);
+	ck_assert_msg(g->len[k] == len, "record %zu: %zu bytes, expected %zu",
+		      k, g->len[k], len);
+	for (i = 0; i < len; i++) {
+		if (g->data[k][i] != pat(tag, i)) {
+			ck_abort_msg("record %zu (tag %u): byte %zu differs",
+				     k, tag, i);
+		}
+	}
+}
+
+/* (the loops below run millions of times: a check assertion, each a
+ * message to the runner, would cost more than the code under test) */
+static void take(struct pl_meta_rx *rx, struct got *g,
+		 const struct mt_event *ev)
+{
+	int err = pl_meta_take(rx, ev, &g->em, NULL, NULL);
+
+	if (err) {
+		ck_abort_msg("pl_meta_take: %d", err);
+	}
+}
+
+/* Chunk k of record tag (len bytes) under id, as pl_meta_cut cuts it. */
+static void chunk(struct pl_meta_rx *rx, struct got *g, uint32_t id,
+		  uint32_t tag, size_t len, size_t k)
+{
+	unsigned char buf[PL_META_CHUNK];
+	size_t off = k * PL_META_CHUNK, n, i;
+	unsigned flags;
+	struct mt_event ev;
+
+	if (off >= len) {
+		ck_abort_msg("chunk %zu of a record of %zu bytes", k, len);
+	}
+	n = len - off < PL_META_CHUNK ? len - off : PL_META_CHUNK;
+	flags = (k == 0 ? PL_META_FIRST : 0) |
+		(off + n == len ? PL_META_LAST : 0);
+	for (i = 0; i < n; i++) {
+		buf[i] = pat(tag, off + i);
+	}
+	pl_meta_pack(&ev, id, flags, buf, n);
+	take(rx, g, &ev);
+}
+
+/* The whole record, chunk after chunk. */
+static void record(struct pl_meta_rx *rx, struct got *g, uint32_t id,
+		   uint32_t tag, size_t len)
+{
+	size_t k;
+
+	for (k = 0; k * PL_META_CHUNK < len; k++) {
+		chunk(rx, g, id, tag, len, k);
+	}
+}
+
+/* A chunk of id with any flags and length field (data: zeros). */
+static void raw(struct pl_meta_rx *rx, struct got *g, uint32_t id,
+		unsigned flags, unsigned len_field)
+{
+	static const unsigned char zero[PL_META_CHUNK];
+	struct mt_event ev;
+
+	pl_meta_pack(&ev, id, flags, zero, PL_META_CHUNK);
+	ev.reserved0 = (uint16_t)len_field;
+	take(rx, g, &ev);
+}
+
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long size = 0, res = 0;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%ld %ld", &size, &res), 2);
+	fclose(f);
+	return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define FLOOD 2000000u
+
+/*
+ * A process that sends 2M first chunks under new ids and never a last
+ * one: unbounded, it grew memtrack by ~100 MB per 2M chunks and took
+ * quadratic time (a linear search over the ids in progress: hours).
+ * Bounded, the records in progress and their bytes stay within the caps
+ * at every step, the oldest are the ones let go, each counted, and it
+ * takes well under a second. A record begun before the flood is gone
+ * (its end an orphan); one begun among the newest still comes out whole.
+ */
+START_TEST(test_flood_of_firsts)
+{
+	struct pl_meta_stats st;
+	struct pl_meta_rx rx;
+	struct got g;
+	long rss0;
+	double t0;
+	uint32_t i;
+
+	got_init(&g, &rx);
+	rss0 = rss_kib();
+	t0 = now_s();
+	chunk(&rx, &g, 7, 7, 3 * PL_META_CHUNK, 0); /* the oldest */
+	for (i = 0; i < FLOOD; i++) {
+		/* ids 1000.. : distinct, never 7 nor 5 */
+		chunk(&rx, &g, 1000 + i, 1, 2 * PL_META_CHUNK, 0);
+		if (!(i & 0xffff)) {
+			pl_meta_get_stats(&rx, &st);
+			ck_assert_uint_le(st.in_progress, PL_META_INFLIGHT_MAX);
+			ck_assert_uint_le(st.bytes, PL_META_INFLIGHT_BYTES);
+		}
+	}
+	/* a record among the newest, then a whole one after the flood */
+	chunk(&rx, &g, 1000 + FLOOD - 1, 1, 2 * PL_META_CHUNK, 1);
+	record(&rx, &g, 5, 5, 1000);
+	chunk(&rx, &g, 7, 7, 3 * PL_META_CHUNK, 1);
+	chunk(&rx, &g, 7, 7, 3 * PL_META_CHUNK, 2);
+	ck_assert_msg(now_s() - t0 < 20, "%u chunks took %.1f s", FLOOD + 6,
+		      now_s() - t0);
+	pl_meta_get_stats(&rx, &st);
+	ck_assert_uint_le(st.in_progress, PL_META_INFLIGHT_MAX);
+	ck_assert_uint_le(st.bytes, PL_META_INFLIGHT_BYTES);
+	/* what reassembly holds is what it says it holds, give or take
+	 * the tables and malloc's headers (1.5 MiB): not 100 MB */
+	ck_assert_msg(rss_kib() - rss0 < (long)(st.bytes >> 10) + 8192,
+		      "RSS grew by %ld KiB, reassembly holds %llu KiB",
+		      rss_kib() - rss0, (unsigned long long)(st.bytes >> 10));
+	/* FLOOD + 2 begun, MAX - 1 left in progress, 2 ended */
+	ck_assert_uint_eq(st.evicted, FLOOD + 2 - (PL_META_INFLIGHT_MAX - 1) -
+					      2);
+	ck_assert_uint_eq(st.orphans, 2); /* the ends of record 7 */
+	ck_assert_uint_eq(st.records, 2);
+	ck_assert_uint_eq(st.malformed + st.reused + st.oversized, 0);
+	ck_assert_uint_eq(pl_meta_dropped(&rx), st.evicted + 2);
+	got_is(&g, 0, 1, 2 * PL_META_CHUNK);
+	got_is(&g, 1, 5, 1000);
+	ck_assert_uint_eq(g.n, 2);
+	ck_assert_uint_eq(pl_meta_rx_free(&rx), PL_META_INFLIGHT_MAX - 1);
+	got_free(&g);
+}
+END_TEST
+
+/*
+ * Chunks that break the protocol are dropped and counted, with the
+ * record they make unusable, and nothing else: the good records around
+ * them, interleaved, come out whole.
+ */
+START_TEST(test_malformed_chunks)
+{
+	struct pl_meta_stats st;
+	struct pl_meta_rx rx;
+	struct got g;
+
+	got_init(&g, &rx);
+	chunk(&rx, &g, 1, 1, 200, 0);          /* A begins */
+	raw(&rx, &g, 99, 0, PL_META_CHUNK);    /* continuation, unknown id */
+	raw(&rx, &g, 98, PL_META_LAST, 10);    /* the same, last */
+	chunk(&rx, &g, 2, 2, 100, 0);          /* B begins */
+	/* B again under its id: the old B is dropped, the new one counts */
+	chunk(&rx, &g, 2, 3, 130, 0);
+	raw(&rx, &g, 50, PL_META_FIRST | PL_META_LAST, PL_META_CHUNK + 1);
+	raw(&rx, &g, 51, PL_META_FIRST | PL_META_LAST, 0xffff);
+	raw(&rx, &g, 52, PL_META_FIRST | PL_META_LAST, 0);
+	raw(&rx, &g, 53, PL_META_FIRST, 10);   /* short and not last */
+	chunk(&rx, &g, 1, 1, 200, 1);
+	record(&rx, &g, 4, 4, 30);             /* one chunk */
+	/* C gets a bad chunk in its middle: C is dropped, its end orphaned */
+	chunk(&rx, &g, 3, 5, 150, 0);
+	raw(&rx, &g, 3, 0, PL_META_CHUNK + 20);
+	chunk(&rx, &g, 3, 5, 150, 2);
+	chunk(&rx, &g, 3, 5, 150, 3);
+	/* D gets a short chunk in its middle: the same */
+	chunk(&rx, &g, 6, 6, 150, 0);
+	raw(&rx, &g, 6, 0, 20);
+	chunk(&rx, &g, 6, 6, 150, 3);
+	chunk(&rx, &g, 1, 1, 200, 2);
+	chunk(&rx, &g, 2, 3, 130, 1);
+	chunk(&rx, &g, 2, 3, 130, 2);          /* B ends */
+	chunk(&rx, &g, 1, 1, 200, 3);
+	chunk(&rx, &g, 1, 1, 200, 4);          /* A ends */
+	record(&rx, &g, 8, 8, 5000);
+
+	got_is(&g, 0, 4, 30);
+	got_is(&g, 1, 3, 130);
+	got_is(&g, 2, 1, 200);
+	got_is(&g, 3, 8, 5000);
+	ck_assert_uint_eq(g.n, 4);
+	pl_meta_get_stats(&rx, &st);
+	ck_assert_uint_eq(st.records, 4);
+	ck_assert_uint_eq(st.orphans, 2 + 2 + 1); /* 99, 98; C's; D's */
+	ck_assert_uint_eq(st.malformed, 4 + 2);   /* 50..53; C's, D's */
+	ck_assert_uint_eq(st.reused, 1);
+	ck_assert_uint_eq(st.oversized + st.evicted, 0);
+	ck_assert_uint_eq(st.in_progress, 0);
+	ck_assert_uint_eq(st.bytes, 0);
+	ck_assert_uint_eq(pl_meta_dropped(&rx), 5 + 6 + 1);
+	ck_assert_uint_eq(pl_meta_rx_free(&rx), 0);
+	got_free(&g);
+}
+END_TEST
+
+/*
+ * A record of PL_META_RECORD_MAX bytes (the longest the reader takes)
+ * comes out whole; one byte more is dropped at the chunk that passes the
+ * cap, counted once, its further chunks orphans: memory never holds more
+ * than the cap for it.
+ */
+START_TEST(test_oversized_record)
+{
+	size_t over = PL_META_RECORD_MAX + 1, k, nk;
+	struct pl_meta_stats st;
+	struct pl_meta_rx rx;
+	struct got g;
+
+	got_init(&g, &rx);
+	record(&rx, &g, 1, 1, PL_META_RECORD_MAX);
+	nk = (over + PL_META_CHUNK - 1) / PL_META_CHUNK;
+	for (k = 0; k < nk; k++) {
+		chunk(&rx, &g, 2, 2, over, k);
+		pl_meta_get_stats(&rx, &st);
+		if (st.bytes > PL_META_RECORD_MAX) {
+			ck_abort_msg("%llu bytes held at chunk %zu",
+				     (unsigned long long)st.bytes, k);
+		}
+	}
+	record(&rx, &g, 3, 3, 100);
+	got_is(&g, 0, 1, PL_META_RECORD_MAX);
+	got_is(&g, 1, 3, 100);
+	ck_assert_uint_eq(g.n, 2);
+	pl_meta_get_stats(&rx, &st);
+	ck_assert_uint_eq(st.oversized, 1);
+	/* the chunk that passed the cap is the last one here */
+	ck_assert_uint_eq(st.orphans, 0);
+	ck_assert_uint_eq(st.in_progress, 0);
+	ck_assert_uint_eq(pl_meta_rx_free(&rx), 0);
+	got_free(&g);
+}
+END_TEST
+
+/* Many records of the largest size at once: the byte budget holds, the
+ * oldest give way, the newest still comes out whole. */
+START_TEST(test_byte_budget)
+{
+	const size_t big = 8u << 20, nk = big / PL_META_CHUNK + 1;
+	const uint32_t nrec = PL_META_INFLIGHT_BYTES / (8u << 20) + 3;
+	struct pl_meta_stats st;
+	struct pl_meta_rx rx;
+	struct got g;
+	uint32_t r;
+	size_t k;
+
+	got_init(&g, &rx);
+	/* all begun, then all but their last chunk, round robin */
+	for (k = 0; k + 1 < nk; k++) {
+		for (r = 0; r < nrec; r++) {
+			chunk(&rx, &g, 10 + r, 10 + r, big, k);
+		}
+		pl_meta_get_stats(&rx, &st);
+		if (st.bytes > PL_META_INFLIGHT_BYTES) {
+			ck_abort_msg("%llu bytes held at chunk %zu",
+				     (unsigned long long)st.bytes, k);
+		}
+	}
+	for (r = 0; r < nrec; r++) {
+		chunk(&rx, &g, 10 + r, 10 + r, big, nk - 1);
+	}
+	pl_meta_get_stats(&rx, &st);
+	ck_assert_uint_gt(st.evicted, 0);
+	ck_assert_uint_eq(st.records + st.evicted, nrec);
+	/* the rest of an evicted record: orphans */
+	ck_assert_uint_ge(st.orphans, st.evicted);
+	ck_assert_uint_ge(g.n, 1);
+	got_is(&g, g.n - 1, 10 + nrec - 1, big);
+	ck_assert_uint_eq(pl_meta_rx_free(&rx), 0);
+	got_free(&g);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("preload-meta");
@@ -292,6 +635,10 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_records_through_small_ring);
 	tcase_add_test(tc, test_encoder_without_meta);
+	tcase_add_test(tc, test_flood_of_firsts);
+	tcase_add_test(tc, test_malformed_chunks);
+	tcase_add_test(tc, test_oversized_record);
+	tcase_add_test(tc, test_byte_budget);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
