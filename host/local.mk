@@ -13,7 +13,8 @@ host_libmthost_la_SOURCES = \
 	host/input-guard.c host/input-guard.h \
 	host/run.c host/run.h \
 	host/source-args.c host/source-args.h \
-	host/stats.c host/stats.h
+	host/stats.c host/stats.h \
+	common/open-output.c common/open-output.h
 host_libmthost_la_LIBADD = $(PTHREAD_LIBS) -ldl
 
 bin_PROGRAMS += memtrack

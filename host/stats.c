@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
+#include "open-output.h"
 #include "stats.h"
 
 /* Fill samples closer than this are not worth a line each. */
@@ -64,12 +66,19 @@ int mt_stats_open(const struct mt_stats_opts *opts, struct mt_stats **out)
 	s->t0 = mt_now_ns();
 	s->last_live_ns = s->t0;
 	if (opts->jsonl_path) {
-		s->jsonl = fopen(opts->jsonl_path, "we");
+		/* the sink's rules: no symlink, no FIFO (open-output.h) */
+		const char *why;
+		int fd = mt_open_output(opts->jsonl_path, &why);
+
+		s->jsonl = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!s->jsonl) {
-			int err = -errno;
+			int err = fd < 0 ? fd : -errno;
 
 			mt_err("--stats=%s: %s", opts->jsonl_path,
-			       strerror(errno));
+			       why ? why : strerror(-err));
+			if (fd >= 0) {
+				close(fd);
+			}
 			free(s);
 			return err;
 		}

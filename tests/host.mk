@@ -63,6 +63,9 @@ endif
 
 TESTS += tests/test-cli.sh
 dist_noinst_SCRIPTS += tests/test-cli.sh
+# The sink's file and --stats=FILE: no symlink, FIFO or directory (issue 27)
+TESTS += tests/test-output-file.sh
+dist_noinst_SCRIPTS += tests/test-output-file.sh
 EXTRA_DIST += tests/lib.sh
 
 # The lifecycle with the eBPF source (skips without root and BPF).

@@ -17,6 +17,8 @@
 
 #include <memtrack/plugin.h>
 
+#include "open-output.h"
+
 #define PLUGIN "file"
 
 struct file_sink {
@@ -31,6 +33,7 @@ static int file_open(const struct mt_host *host, const char *args,
 		     void **state)
 {
 	struct file_sink *s;
+	const char *why;
 	int err;
 
 	if (!args || !*args) {
@@ -47,12 +50,12 @@ static int file_open(const struct mt_host *host, const char *args,
 	if (strcmp(args, "-") == 0) {
 		s->fd = STDOUT_FILENO;
 	} else {
-		s->fd = open(args, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			     0644);
+		/* no symlink, no FIFO, no planted hard link (open-output.h) */
+		s->fd = mt_open_output(args, &why);
 		if (s->fd < 0) {
-			err = -errno;
+			err = s->fd;
 			host->log(host, MT_LOG_ERROR, PLUGIN, "%s: %s", args,
-				  strerror(errno));
+				  why ? why : strerror(-err));
 			free(s->path);
 			free(s);
 			return err;
