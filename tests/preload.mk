@@ -4,7 +4,8 @@ PRELOAD_PROGS = tests/progs/alloc-signal tests/progs/alloc-forkthreads \
 	tests/progs/alloc-killme tests/progs/alloc-vfork \
 	tests/progs/closefds-exec tests/progs/alloc-exit \
 	tests/progs/alloc-own-malloc tests/progs/alloc-large \
-	tests/progs/alloc-throw tests/progs/alloc-lzma
+	tests/progs/alloc-throw tests/progs/alloc-lzma \
+	tests/progs/exec-fifo
 check_PROGRAMS += $(PRELOAD_PROGS)
 tests_progs_alloc_signal_SOURCES = tests/progs/alloc-signal.c
 tests_progs_alloc_signal_CPPFLAGS = $(PROG_CPPFLAGS)
@@ -41,6 +42,9 @@ tests_progs_alloc_lzma_SOURCES = tests/progs/alloc-lzma.c
 tests_progs_alloc_lzma_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_lzma_CFLAGS = $(PROG_CFLAGS)
 tests_progs_alloc_lzma_LDADD = -llzma
+tests_progs_exec_fifo_SOURCES = tests/progs/exec-fifo.c
+tests_progs_exec_fifo_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_exec_fifo_CFLAGS = $(PROG_CFLAGS)
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test-preload

@@ -271,6 +271,44 @@ START_TEST(test_vfork)
 }
 END_TEST
 
+/* The exec wrappers look at a file before exec: a FIFO must not hold
+ * them in open(2) waiting for a writer (issue 27). exec-fifo execs one,
+ * gets EACCES as without memtrack, and goes on (its alarm ends a hang). */
+START_TEST(test_exec_fifo)
+{
+	const char *argv[] = { ebpf_prog("exec-fifo"), NULL };
+
+	check_exact(argv, 2);
+}
+END_TEST
+
+/* A FIFO as the command: memtrack's own look at it (the source's, before
+ * it spawns) must not wait either; the exit status is a shell's, 126. */
+START_TEST(test_command_fifo)
+{
+	char dir[] = "/tmp/mt-fifo-XXXXXX", path[64], *cmd, *out, *err;
+	int status;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(path, 0700), 0);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+	/* KILL: memtrack blocks SIGTERM while it waits in open(2) */
+	ck_assert_int_ge(asprintf(&cmd, "timeout -s KILL 10 %s/memtrack --source %s --sink file:/dev/null -- %s",
+				  ebpf_builddir(), SOURCE, path), 0);
+	status = ebpf_run_shell(cmd, &out, &err);
+	unlink(path);
+	rmdir(dir);
+	ck_assert_msg(status == 126, "%s: exit %d, want 126 (a hang is 137):\n%s",
+		      cmd, status, err);
+	ck_assert_msg(strstr(err, path) && strstr(err, "Permission denied"),
+		      "memtrack did not say why:\n%s", err);
+	free(cmd);
+	free(out);
+	free(err);
+}
+END_TEST
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -543,6 +581,8 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_throw);
 	tcase_add_test(tc, test_fork_threads);
 	tcase_add_test(tc, test_vfork);
+	tcase_add_test(tc, test_exec_fifo);
+	tcase_add_test(tc, test_command_fifo);
 	tcase_add_test(tc, test_kill_traced);
 	tcase_add_test(tc, test_no_loss);
 	tcase_add_test(tc, test_kill_memtrack);

@@ -74,7 +74,16 @@ int pl_exec_check(const char *path, int fd, char *const envp[])
 	int own = -1, why = 0;
 
 	if (fd < 0) {
-		own = open(path, O_RDONLY | O_CLOEXEC);
+		struct stat st;
+
+		/* exec runs only regular files and says so itself (EACCES);
+		 * a FIFO's open(2) would wait for a writer forever, a
+		 * device's may do anything: neither is opened. O_NONBLOCK
+		 * for a file swapped for a FIFO in between. */
+		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+			return 0;
+		}
+		own = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (own < 0) {
 			return 0;
 		}

@@ -15,7 +15,8 @@
 /*
  * Why the file at path (or open as fd, when fd >= 0) will run untraced: a
  * PL_NOTE_* (shm.h), or 0 when nothing is known to stop the interposer
- * (including when the file cannot be read: exec will say why). envp: the
+ * (including when the file cannot be read or is not a regular file: exec
+ * will say why; a FIFO is never opened, so this never blocks). envp: the
  * environment it gets, checked for LD_PRELOAD and the shared memory's
  * variable; NULL: not checked.
  */
