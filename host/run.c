@@ -362,6 +362,16 @@ static void finish_recording(struct run *r)
 		       ss.unrecorded);
 		set_error(r, -ENOSPC);
 	}
+	if (ss.damaged) {
+		mt_err("%" PRIu64 " records were damaged by a traced process (memory it shares with memtrack was overwritten) and dropped: their events are missing",
+		       ss.damaged);
+		set_error(r, -EBADMSG);
+	}
+	if (ss.gave_up) {
+		mt_err("%" PRIu64 " processes stopped recording: memtrack did not answer them while they waited for room (was it stopped?); their later events are missing",
+		       ss.gave_up);
+		set_error(r, -ETIMEDOUT);
+	}
 	/* Frames all written: the summary's figures are then final. */
 	err = mt_pipeline_sync(r->pipe);
 	set_error(r, err);

@@ -5,7 +5,7 @@ PRELOAD_PROGS = tests/progs/alloc-signal tests/progs/alloc-forkthreads \
 	tests/progs/closefds-exec tests/progs/alloc-exit \
 	tests/progs/alloc-own-malloc tests/progs/alloc-large \
 	tests/progs/alloc-throw tests/progs/alloc-lzma \
-	tests/progs/exec-fifo
+	tests/progs/alloc-malloc-address tests/progs/exec-fifo
 check_PROGRAMS += $(PRELOAD_PROGS)
 tests_progs_alloc_signal_SOURCES = tests/progs/alloc-signal.c
 tests_progs_alloc_signal_CPPFLAGS = $(PROG_CPPFLAGS)
@@ -42,6 +42,12 @@ tests_progs_alloc_lzma_SOURCES = tests/progs/alloc-lzma.c
 tests_progs_alloc_lzma_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_lzma_CFLAGS = $(PROG_CFLAGS)
 tests_progs_alloc_lzma_LDADD = -llzma
+# non-PIE and &malloc in its code: a canonical PLT entry for malloc, not a
+# malloc of its own (python3.11's case, issue 27)
+tests_progs_alloc_malloc_address_SOURCES = tests/progs/alloc-malloc-address.c
+tests_progs_alloc_malloc_address_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_alloc_malloc_address_CFLAGS = $(PROG_CFLAGS) -fno-PIE
+tests_progs_alloc_malloc_address_LDFLAGS = -Wc,-no-pie
 tests_progs_exec_fifo_SOURCES = tests/progs/exec-fifo.c
 tests_progs_exec_fifo_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_exec_fifo_CFLAGS = $(PROG_CFLAGS)

@@ -5,8 +5,10 @@
  * ring lose nothing and keep each producer's order; a writer that died
  * between claiming a slot and committing it is skipped, before or after
  * head passed it; producers waiting for room are counted and let go when
- * the consumer has gone. TSC timestamps (tsc.c) come out as the
- * CLOCK_MONOTONIC ns they were taken at, once, in order.
+ * the consumer has gone, or when its heartbeat stops, and not while it
+ * beats. Words written over the ring (P5) are skipped and counted, never
+ * a wait without end for either side. TSC timestamps (tsc.c) come out as
+ * the CLOCK_MONOTONIC ns they were taken at, once, in order.
  */
 #include "config.h"
 
@@ -27,7 +29,8 @@
 #include "ring.h"
 #include "tsc.h"
 
-#define HEADER 4096
+/* as the source lays it out: the slots after the whole header */
+#define HEADER ((sizeof(struct pl_shm) + 4095) / 4096 * 4096)
 
 static struct pl_shm *ring_new(uint64_t nslots)
 {
@@ -274,7 +277,7 @@ START_TEST(test_wait_and_gone)
 	pthread_create(&th, NULL, put_when_full, &w);
 	usleep(50000);
 	t0 = now_ms();
-	__atomic_store_n(&shm->dead, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&shm->dead, PL_DEAD, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	ck_assert_int_eq(w.ret, -1);
 	/* it noticed within one wait slice */
@@ -283,35 +286,238 @@ START_TEST(test_wait_and_gone)
 }
 END_TEST
 
-/* The consumer killed, not destroyed: a waiting producer notices through
- * its pid (pidfd) within about a wait slice. */
-START_TEST(test_consumer_killed)
+/* The consumer killed, not destroyed (SIGKILL, the OOM killer), or its
+ * pid given to another process since: its heartbeat stands still, and a
+ * waiting producer gives up after PL_GONE_MS, counted in gave_up. Its pid
+ * plays no part (it used to: a reused pid, or one of another pid
+ * namespace, left producers waiting forever or giving up at once). */
+START_TEST(test_heartbeat_stops)
 {
 	struct pl_shm *shm = ring_new(8);
 	struct waiter w = { shm, 1 };
 	pthread_t th;
 	uint64_t t0;
-	pid_t pid;
 	int i;
 
 	for (i = 0; i < 8; i++) {
 		put_one(shm, (uint64_t)i);
 	}
-	pid = fork();
-	if (pid == 0) {
-		pause();
-		_exit(0);
-	}
-	shm->consumer_pid = pid;
-	pthread_create(&th, NULL, put_when_full, &w);
-	usleep(50000);
-	ck_assert_int_eq(w.ret, 1);
+	/* a pid that is alive (ours): no matter */
+	shm->consumer_pid = (int32_t)getpid();
 	t0 = now_ms();
-	kill(pid, SIGKILL); /* a zombie until reaped: still gone */
+	pthread_create(&th, NULL, put_when_full, &w);
 	pthread_join(th, NULL);
 	ck_assert_int_eq(w.ret, -1);
-	ck_assert_uint_lt(now_ms() - t0, 1000);
-	waitpid(pid, NULL, 0);
+	ck_assert_uint_ge(now_ms() - t0, PL_GONE_MS);
+	ck_assert_uint_lt(now_ms() - t0, PL_GONE_MS + 1000);
+	ck_assert_uint_eq(shm->gave_up, 1);
+	ring_free(shm);
+}
+END_TEST
+
+struct beater {
+	struct pl_shm *shm;
+	int stop;
+};
+
+static void *beat(void *arg)
+{
+	struct beater *b = arg;
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_add(&b->shm->beat, 1, __ATOMIC_RELEASE);
+		usleep(PL_BEAT_MS * 1000);
+	}
+	return NULL;
+}
+
+/* A consumer that beats but is slow to read (a sink that blocks) is
+ * waited for as long as it takes, past PL_GONE_MS. */
+START_TEST(test_heartbeat_keeps_waiting)
+{
+	struct pl_shm *shm = ring_new(8);
+	struct waiter w = { shm, 1 };
+	struct beater b = { shm, 0 };
+	struct pl_reader rd;
+	pthread_t th, bt;
+	int i;
+
+	pl_reader_init(&rd, shm, NULL);
+	for (i = 0; i < 8; i++) {
+		put_one(shm, (uint64_t)i);
+	}
+	pthread_create(&bt, NULL, beat, &b);
+	pthread_create(&th, NULL, put_when_full, &w);
+	usleep((PL_GONE_MS + 700) * 1000);
+	ck_assert_int_eq(w.ret, 1); /* still waiting */
+	ck_assert_ptr_nonnull(pl_ring_peek(&rd));
+	pl_ring_advance(&rd);
+	pl_ring_publish(&rd);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(w.ret, 0);
+	ck_assert_uint_eq(shm->gave_up, 0);
+	__atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(bt, NULL);
+	ring_free(shm);
+}
+END_TEST
+
+static struct mt_event *slot_of(struct pl_shm *shm, uint64_t pos)
+{
+	return &pl_slots(shm)[pos & (shm->nslots - 1)];
+}
+
+/* Read what is there, skipping what unstall skips, until n events came
+ * out or nothing moves; returns the events' sizes in out. */
+static size_t drain_all(struct pl_reader *rd, uint64_t *out, size_t n,
+			uint64_t *now)
+{
+	size_t got = 0;
+	int idle = 0;
+
+	while (got < n && idle < 4) {
+		const struct mt_event *e = pl_ring_peek(rd);
+		struct mt_event ev;
+
+		if (!e) {
+			*now += 1000;
+			idle = pl_ring_unstall(rd, *now, 500) ? 0 : idle + 1;
+			continue;
+		}
+		idle = 0;
+		if (pl_ring_take(rd, e, &ev) == 0) {
+			out[got++] = ev.size;
+		}
+	}
+	pl_ring_publish(rd);
+	return got;
+}
+
+/* Words of no state of the protocol, at the tail: a word of another lap,
+ * a free word where head has passed (after stall_ns), an event of no
+ * known kind. Each is skipped and counted; the events around them all
+ * come out, in order. (On 9e2f06c the reader stopped at the first for
+ * good, and the ring filled.) */
+START_TEST(test_stray_words_skipped)
+{
+	struct pl_shm *shm = ring_new(16);
+	struct pl_reader rd;
+	uint64_t sizes[16], now = 1000000;
+	size_t n;
+
+	pl_reader_init(&rd, shm, NULL);
+	put_one(shm, 1);
+	put_one(shm, 2); /* pos 1: its word gets another lap's */
+	put_one(shm, 3);
+	put_one(shm, 4); /* pos 3: written over with a free word */
+	put_one(shm, 5);
+	put_one(shm, 6); /* pos 5: no kind of ours */
+	put_one(shm, 7);
+	slot_of(shm, 1)->reserved[0] = pl_word(7, PL_COMMITTED, 1);
+	slot_of(shm, 3)->reserved[0] = pl_word(0, PL_FREE, 0);
+	slot_of(shm, 5)->kind = 0x77;
+	n = drain_all(&rd, sizes, 16, &now);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(sizes[0], 1);
+	ck_assert_uint_eq(sizes[1], 3);
+	ck_assert_uint_eq(sizes[2], 5);
+	ck_assert_uint_eq(sizes[3], 7);
+	ck_assert_uint_eq(rd.corrupt, 3);
+	ck_assert_uint_eq(rd.tail, 7);
+	/* and the ring goes on, laps later */
+	for (n = 0; n < 40; n++) {
+		put_one(shm, 100 + n);
+		ck_assert_uint_eq(drain_all(&rd, sizes, 1, &now), 1);
+		ck_assert_uint_eq(sizes[0], 100 + n);
+	}
+	ck_assert_uint_eq(rd.corrupt, 3);
+	ring_free(shm);
+}
+END_TEST
+
+/* A stray word in the slot at head: a word of no lap, and a previous
+ * lap's word where the consumer has read that position. The producer
+ * takes the slot over it instead of waiting (on 9e2f06c: forever, every
+ * producer of the tree), and its event comes out. */
+START_TEST(test_stray_word_at_head)
+{
+	struct pl_shm *shm = ring_new(8);
+	struct pl_reader rd;
+	uint64_t sizes[8], now = 1000000;
+	int i;
+
+	alarm(20);
+	pl_reader_init(&rd, shm, NULL);
+	slot_of(shm, 0)->reserved[0] = pl_word(0x1234, PL_CLAIMED, 99);
+	put_one(shm, 1);
+	ck_assert_uint_eq(drain_all(&rd, sizes, 1, &now), 1);
+	ck_assert_uint_eq(sizes[0], 1);
+	for (i = 2; i < 9; i++) {
+		put_one(shm, (uint64_t)i);
+	}
+	ck_assert_uint_eq(drain_all(&rd, sizes, 7, &now), 7);
+	/* head is 8 (lap 1, slot 0), the consumer read everything: slot 0
+	 * set back to a lap 0 event is a stray word, not a full ring */
+	slot_of(shm, 8)->reserved[0] = pl_word(0, PL_COMMITTED, 99);
+	put_one(shm, 9);
+	ck_assert_uint_eq(drain_all(&rd, sizes, 1, &now), 1);
+	ck_assert_uint_eq(sizes[0], 9);
+	ck_assert_uint_eq(rd.corrupt, 0); /* no event was lost */
+	alarm(0);
+	ring_free(shm);
+}
+END_TEST
+
+/* head written over (far ahead, or behind the tail): the reader puts it
+ * back to the tail, and producers claim from there again. */
+START_TEST(test_head_written_over)
+{
+	struct pl_shm *shm = ring_new(8);
+	struct pl_reader rd;
+	uint64_t sizes[8], now = 1000000;
+
+	alarm(20);
+	pl_reader_init(&rd, shm, NULL);
+	put_one(shm, 1);
+	ck_assert_uint_eq(drain_all(&rd, sizes, 1, &now), 1);
+	shm->head = 1ull << 40;
+	ck_assert_ptr_null(pl_ring_peek(&rd));
+	ck_assert_int_eq(pl_ring_unstall(&rd, now, 500), 0);
+	ck_assert_uint_eq(shm->head, 1);
+	ck_assert_uint_eq(pl_ring_unread(&rd), 0);
+	put_one(shm, 2);
+	ck_assert_uint_eq(drain_all(&rd, sizes, 1, &now), 1);
+	ck_assert_uint_eq(sizes[0], 2);
+	ck_assert_uint_eq(rd.corrupt, 1);
+	alarm(0);
+	ring_free(shm);
+}
+END_TEST
+
+/* The geometry is read once: a producer's view made before another
+ * process wrote over nslots and slots_offset still puts into the ring,
+ * and a header whose geometry does not fit the mapping is refused. */
+START_TEST(test_geometry_copied)
+{
+	struct pl_shm *shm = ring_new(8);
+	struct pl_reader rd;
+	struct pl_ring r, bad;
+	struct mt_event ev;
+	const struct mt_event *e;
+
+	ck_assert_int_eq(pl_ring_attach(&r, shm, shm->map_size), 0);
+	pl_reader_init(&rd, shm, NULL);
+	shm->slots_offset = 1ull << 40;
+	shm->nslots = 1ull << 50;
+	ck_assert_int_eq(pl_ring_attach(&bad, shm, shm->map_size), -1);
+	memset(&ev, 0, sizeof(ev));
+	ev.size = 42;
+	ck_assert_int_eq(pl_ring_put_r(&r, &ev, gettid_()), 0);
+	e = pl_ring_peek(&rd);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->size, 42);
+	shm->slots_offset = HEADER;
+	shm->nslots = 8;
 	ring_free(shm);
 }
 END_TEST
@@ -446,34 +652,43 @@ START_TEST(test_tsc_in_ring)
 END_TEST
 
 /* A reader that has not read yet is woken by the first wakeup_at
- * events, through the eventfd, and not before. It used to be woken only
+ * events, through the doorbell, and not before. It used to be woken only
  * by its tick or a full ring: a fast program filled the ring while the
- * reader's core idled. */
+ * reader's core idled. The doorbell is a futex word in the shared
+ * memory: no descriptor number of the program's is ever written (on
+ * 9e2f06c an eventfd by number, which a program that reused the number
+ * for a file got its wake-ups written into). A quiet producer (seccomp)
+ * does not ring: the watcher looks itself. */
 START_TEST(test_first_fill_wakes)
 {
 	struct pl_shm *shm = ring_new(1024);
-	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	struct pollfd pfd = { .fd = efd, .events = POLLIN };
+	struct pl_ring r;
 	struct mt_event ev;
-	uint64_t i, count;
+	uint64_t i;
 
-	ck_assert_int_ge(efd, 0);
+	ck_assert_int_eq(pl_ring_attach(&r, shm, shm->map_size), 0);
 	ck_assert_uint_eq(shm->wakeup_at, 128);
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = MT_EV_MALLOC;
 	/* the producer looks at the fill once every 16 positions */
 	for (i = 0; i < shm->wakeup_at; i++) {
-		ck_assert_int_eq(pl_ring_put(shm, efd, &ev, gettid_()), 0);
+		ck_assert_int_eq(pl_ring_put_r(&r, &ev, gettid_()), 0);
 	}
-	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	ck_assert_uint_eq(shm->doorbell, 0);
+	ck_assert_uint_eq(shm->sleeping, 1);
 	for (i = 0; i < 16; i++) {
-		ck_assert_int_eq(pl_ring_put(shm, efd, &ev, gettid_()), 0);
+		ck_assert_int_eq(pl_ring_put_r(&r, &ev, gettid_()), 0);
 	}
-	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
-	ck_assert_int_eq(read(efd, &count, sizeof(count)), sizeof(count));
-	ck_assert_uint_eq(count, 1);
+	ck_assert_uint_eq(shm->doorbell, 1);
 	ck_assert_uint_eq(shm->sleeping, 0);
-	close(efd);
+
+	shm->sleeping = 1;
+	r.quiet = 1;
+	for (i = 0; i < 64; i++) {
+		ck_assert_int_eq(pl_ring_put_r(&r, &ev, gettid_()), 0);
+	}
+	ck_assert_uint_eq(shm->doorbell, 1);
+	ck_assert_uint_eq(shm->sleeping, 1);
 	ring_free(shm);
 }
 END_TEST
@@ -489,7 +704,12 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_dead_writer_at_head);
 	tcase_add_test(tc, test_live_writer_waited_for);
 	tcase_add_test(tc, test_wait_and_gone);
-	tcase_add_test(tc, test_consumer_killed);
+	tcase_add_test(tc, test_heartbeat_stops);
+	tcase_add_test(tc, test_heartbeat_keeps_waiting);
+	tcase_add_test(tc, test_stray_words_skipped);
+	tcase_add_test(tc, test_stray_word_at_head);
+	tcase_add_test(tc, test_head_written_over);
+	tcase_add_test(tc, test_geometry_copied);
 	tcase_add_test(tc, test_tsc_matches_clock);
 	tcase_add_test(tc, test_tsc_in_ring);
 	tcase_add_test(tc, test_first_fill_wakes);

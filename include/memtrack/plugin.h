@@ -220,6 +220,18 @@ struct mt_source_stats {
 	 * threads in a call was full): their events are missing, which the
 	 * host reports, exiting 1 */
 	uint64_t unrecorded;
+	/* Added within 1.2 (the struct's size says whether a peer has
+	 * them). Records that traced processes broke, which the source
+	 * dropped: a source whose producers write memory it reads (the
+	 * preload source's shared ring) validates every record, and counts
+	 * here what could not be a record (an overwritten slot, a malformed
+	 * metadata chunk, an unknown kind): events are missing, which the
+	 * host reports, exiting 1 */
+	uint64_t damaged;
+	/* processes that stopped recording because the source's consumer
+	 * seemed gone to them (a frozen memtrack): their later events are
+	 * missing, which the host reports, exiting 1 */
+	uint64_t gave_up;
 };
 
 /* read() result flags */

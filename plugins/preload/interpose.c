@@ -90,8 +90,15 @@ enum { ST_UNTRIED, ST_ATTACHING, ST_ON, ST_OFF };
 
 static int state = ST_UNTRIED;
 static struct pl_shm *shm;
-static int wake_fd = -1;
+static struct pl_ring ring; /* our own copy of its geometry (ring.h) */
+/* what the source set before the command ran, copied at attach: another
+ * process's stray write in the header must not change how we record */
+static uint32_t use_tsc, syscalls_bpf;
 static int32_t my_pid;
+/* where glibc keeps a thread's id in its struct pthread (libthread_db's
+ * descriptor), so that a thread's id costs no gettid(), which a program
+ * under a seccomp allow-list may never make; -1: ask the kernel */
+static int tid_offset = -1;
 
 /* ------------------------------------------------------------------ */
 /* Bootstrap arena                                                     */
@@ -401,22 +408,88 @@ static int reach_fd(int n, unsigned long long pid, unsigned long long ino,
 	return n;
 }
 
-static void after_fork_child(void)
+/* The calling thread's id, from glibc's struct pthread when we know where
+ * it is: no system call (seccomp filters), and right in a fork child,
+ * whose thread's entry the kernel fills in (CLONE_CHILD_SETTID). */
+static uint32_t thread_id(void)
 {
-	my_pid = (int32_t)syscall(SYS_getpid);
-	self.tid = 0;
+	if (tid_offset >= 0) {
+		return *(const uint32_t *)((const char *)pthread_self() +
+					   tid_offset);
+	}
+	return (uint32_t)syscall(SYS_gettid);
 }
 
-static const char *attach_error(const char *env)
+/* libthread_db's descriptor of struct pthread's tid: { bits, count,
+ * offset }; checked against the kernel's answer where we may ask it. */
+static void find_tid_offset(int may_ask)
 {
-	unsigned long long fd, efd, pid, ino;
+	const uint32_t *d = dlsym(RTLD_DEFAULT, "_thread_db_pthread_tid");
+
+	if (!d || d[0] != 32 || d[1] != 1 || d[2] > 4096) {
+		return;
+	}
+	tid_offset = (int)d[2];
+	if (!thread_id() ||
+	    (may_ask && thread_id() != (uint32_t)syscall(SYS_gettid))) {
+		tid_offset = -1;
+	}
+}
+
+/*
+ * Does a seccomp filter already hold this process (inherited across
+ * exec: a sandbox that starts it)? Its allow-list may kill the process
+ * for any call the program itself never makes (gettid, futex): then the
+ * ring is used without them (pl_ring.quiet). The calls made here are the
+ * loader's own (open, read, close). A filter installed later by the
+ * program is not seen: those come with an allow-list made for a glibc
+ * program, which has futex.
+ */
+static int seccomp_filtered(void)
+{
+	char buf[4096];
+	const char *p;
+	ssize_t n, got = 0;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		return 0;
+	}
+	while (got < (ssize_t)sizeof(buf) - 1 &&
+	       (n = read(fd, buf + got, sizeof(buf) - 1 - (size_t)got)) > 0) {
+		got += n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	p = strstr(buf, "\nSeccomp:");
+	if (!p) {
+		return 0;
+	}
+	p += strlen("\nSeccomp:");
+	while (*p == ' ' || *p == '\t') {
+		p++;
+	}
+	return *p == '2';
+}
+
+static void after_fork_child(void)
+{
+	/* the only thread of the child: its id is the child's pid */
+	self.tid = 0;
+	my_pid = tid_offset >= 0 ? (int32_t)thread_id() :
+				   (int32_t)syscall(SYS_getpid);
+}
+
+static const char *attach_error(const char *env, int quiet)
+{
+	unsigned long long fd, pid, ino;
 	const char *p = env;
 	struct stat st;
 	void *map;
 	int mfd;
 
-	if (parse_num(&p, &fd) || parse_num(&p, &efd) ||
-	    parse_num(&p, &pid) || parse_num(&p, &ino) || *p) {
+	if (parse_num(&p, &fd) || parse_num(&p, &pid) ||
+	    parse_num(&p, &ino) || *p) {
 		return "malformed " PL_ENV_SHM;
 	}
 	mfd = reach_fd((int)fd, pid, ino, O_RDWR);
@@ -424,6 +497,9 @@ static const char *attach_error(const char *env)
 		return "cannot reach memtrack's shared memory (closed, and /proc/PID/fd not allowed)";
 	}
 	if (fstat(mfd, &st) || st.st_size < (off_t)sizeof(struct pl_shm)) {
+		if (mfd != (int)fd) {
+			close(mfd);
+		}
 		return "the shared memory is not memtrack's";
 	}
 	map = (void *)syscall(SYS_mmap, NULL, (size_t)st.st_size,
@@ -436,20 +512,22 @@ static const char *attach_error(const char *env)
 	}
 	shm = map;
 	if (shm->magic != PL_MAGIC || shm->version != PL_VERSION ||
-	    shm->map_size != (uint64_t)st.st_size) {
+	    shm->map_size != (uint64_t)st.st_size ||
+	    pl_ring_attach(&ring, shm, (uint64_t)st.st_size)) {
 		syscall(SYS_munmap, map, (size_t)st.st_size);
 		shm = NULL;
 		return "the shared memory is of another memtrack version";
 	}
-	/* without it wake-ups are lost; the consumer reads on its tick */
-	wake_fd = reach_fd((int)efd, pid, 0, O_RDWR);
+	ring.quiet = (uint32_t)quiet;
+	use_tsc = __atomic_load_n(&shm->tsc, __ATOMIC_RELAXED) == 1;
+	syscalls_bpf = __atomic_load_n(&shm->syscalls_bpf, __ATOMIC_RELAXED);
 	return NULL;
 }
 
 /* Called once per process image, at its first entry point. */
 static void attach(void)
 {
-	int expect = ST_UNTRIED, err;
+	int expect = ST_UNTRIED, err, quiet;
 	const char *env, *why;
 	char num[24];
 
@@ -463,7 +541,6 @@ static void attach(void)
 		return;
 	}
 	self.depth++;
-	my_pid = (int32_t)syscall(SYS_getpid);
 	env = env_value(PL_ENV_SHM);
 	if (!env) {
 		/* not run by memtrack, or the variable was dropped: the exec
@@ -472,7 +549,12 @@ static void attach(void)
 		self.depth--;
 		return;
 	}
-	why = attach_error(env);
+	quiet = seccomp_filtered();
+	find_tid_offset(!quiet);
+	/* attach runs before the program's threads: this is the main one */
+	my_pid = tid_offset >= 0 || quiet ? (int32_t)thread_id() :
+					    (int32_t)syscall(SYS_getpid);
+	why = attach_error(env, quiet);
 	if (why) {
 		fmt_uint(num, sizeof(num), (unsigned long long)my_pid);
 		say("memtrack-preload: process ", num, ": ");
@@ -494,7 +576,7 @@ static void attach(void)
 	}
 	/* after --stacks opened libunwind: the source decides its mappings'
 	 * records by the first verdict stamped after them */
-	if (shm->syscalls_bpf) {
+	if (syscalls_bpf) {
 		pl_self_deps_note(shm, my_pid); /* see selfdeps.c */
 	}
 	self.depth--;
@@ -531,7 +613,7 @@ static inline uint32_t my_tid(void)
 		return (uint32_t)syscall(SYS_gettid);
 	}
 	if (!self.tid) {
-		self.tid = (uint32_t)syscall(SYS_gettid);
+		self.tid = thread_id();
 	}
 	return self.tid;
 }
@@ -539,7 +621,7 @@ static inline uint32_t my_tid(void)
 /* Returns PL_RING_FULL (nowait only) or 0. */
 static int put(const struct mt_event *ev, int nowait)
 {
-	int err = pl_ring_put_ex(shm, wake_fd, ev, my_tid(), &self.claiming,
+	int err = pl_ring_put_ex(&ring, ev, my_tid(), &self.claiming,
 				 nowait);
 
 	if (err == -1) {
@@ -585,12 +667,12 @@ static void emit(unsigned int kind, uint64_t addr, uint64_t size,
 	if (!__atomic_load_n(&shm->enabled, __ATOMIC_RELAXED)) {
 		return;
 	}
-	if (shm->syscalls_bpf && (kind == MT_EV_MMAP ||
+	if (syscalls_bpf && (kind == MT_EV_MMAP ||
 				  kind == MT_EV_MUNMAP || kind == MT_EV_BRK)) {
 		return; /* the source's BPF tracepoints record them */
 	}
 	/* raw TSC counts when the source turns them into ns (tsc.h) */
-	ev.timestamp = shm->tsc ? pl_rdtsc() : pl_now_ns();
+	ev.timestamp = use_tsc ? pl_rdtsc() : pl_now_ns();
 	ev.addr = addr;
 	ev.size = size;
 	ev.old_addr = old;
@@ -1112,7 +1194,9 @@ static void notice(int kind, const char *path)
 	memcpy(shm->notices[i].path, path, len);
 	shm->notices[i].path[len] = '\0';
 	shm->notices[i].kind = (uint32_t)kind;
-	shm->notices[i].pid = (int32_t)syscall(SYS_getpid);
+	shm->notices[i].pid = __builtin_expect(pl_in_vfork, 0) ?
+				      (int32_t)syscall(SYS_getpid) :
+				      my_pid;
 	__atomic_store_n(&shm->notices[i].ready, 1, __ATOMIC_RELEASE);
 }
 

@@ -54,7 +54,8 @@ pkglib_LTLIBRARIES = plugins/preload/libmemtrack-preload.la
 plugins_preload_libmemtrack_preload_la_SOURCES = plugins/preload/interpose.c \
 	plugins/preload/hooks.def $(PRELOAD_COMMON) \
 	plugins/preload/interpose-stacks.c plugins/preload/interpose-stacks.h \
-	plugins/preload/meta.h plugins/preload/selfdeps.c plugins/preload/selfdeps.h
+	plugins/preload/meta.h plugins/preload/selfdeps.c plugins/preload/selfdeps.h \
+	plugins/preload/ownmalloc.c plugins/preload/ownmalloc.h
 plugins_preload_libmemtrack_preload_la_CFLAGS = $(AM_CFLAGS) \
 	-fvisibility=hidden -fexceptions -fno-builtin
 plugins_preload_libmemtrack_preload_la_LDFLAGS = -module -avoid-version \

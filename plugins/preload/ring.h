@@ -21,13 +21,43 @@ void pl_ring_init(struct pl_shm *shm, uint64_t nslots, uint64_t slots_offset);
 /* ---- producers (the interposer) ---- */
 
 /*
+ * A producer's own view of the ring: the geometry copied from the header
+ * once and checked against the mapping (pl_ring_attach), so that another
+ * process that overwrites the header cannot make this one write outside
+ * the ring.
+ */
+struct pl_ring {
+	struct pl_shm *shm;
+	struct mt_event *slots;
+	uint64_t nslots;
+	uint64_t mask;
+	uint64_t wakeup_at;
+	uint32_t shift;
+	/* 1: make no system call but the clock's (the process runs under a
+	 * seccomp filter, which may kill it for one it never makes):
+	 * wake-ups are left to the consumer's watcher, and a wait for room
+	 * spins instead of sleeping on a futex */
+	uint32_t quiet;
+};
+
+/* Fill r from shm, a mapping of map_size bytes. Returns 0, or -1 when the
+ * header's geometry does not fit the mapping (nothing may be put then). */
+int pl_ring_attach(struct pl_ring *r, struct pl_shm *shm, uint64_t map_size);
+
+/*
  * Put one event (reserved[0] is overwritten; reserved0 and reserved[1]
  * are copied: 0 for events, data for metadata chunks). Waits while the
  * ring is full: spins briefly, then sleeps on shm->space_seq, waking the
- * consumer through efd first. Async-signal-safe, takes no lock, never
- * allocates. Returns 0, or -1 when the consumer has gone (the caller goes
- * on untraced). tid: the caller's thread id.
+ * consumer through shm->doorbell first. Async-signal-safe, takes no lock,
+ * never allocates. Returns 0, or -1 when the consumer has gone (the
+ * caller goes on untraced). tid: the caller's thread id.
  */
+int pl_ring_put_r(const struct pl_ring *r, const struct mt_event *ev,
+		  uint32_t tid);
+
+/* pl_ring_put_r() on a view made from shm's own map_size (tests, and
+ * callers that put once); efd is ignored (ring format 4 woke the
+ * consumer through an eventfd). */
 int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
 		uint32_t tid);
 
@@ -35,14 +65,14 @@ int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
 #define PL_RING_FULL (-2)
 
 /*
- * pl_ring_put() for a thread whose signal handlers may put too (I4 in
+ * pl_ring_put_r() for a thread whose signal handlers may put too (I4 in
  * ring.c): *claiming is non-zero from just before the claim until the
  * commit (restored to its value on entry after), so that a handler knows
  * whether its thread holds a claim. With nowait, a full ring returns
  * PL_RING_FULL at once instead of waiting for room: what a handler that
  * interrupted a claim must do, since only that write can make room.
  */
-int pl_ring_put_ex(struct pl_shm *shm, int efd, const struct mt_event *ev,
+int pl_ring_put_ex(const struct pl_ring *r, const struct mt_event *ev,
 		   uint32_t tid, int *claiming, int nowait);
 
 /* ---- the consumer (the source) ---- */
@@ -53,15 +83,22 @@ struct pl_reader {
 	struct pl_shm *shm;
 	struct pl_tsc *tsc;   /* shm->tsc: turns timestamps into ns */
 	struct mt_event *slots;
+	uint64_t nslots;      /* the geometry, copied before the command ran */
 	uint64_t mask;
+	uint32_t shift;
 	uint64_t tail;        /* the next position to read */
 	uint64_t stall_pos;   /* a claimed slot waited for since ... */
 	uint64_t stall_since; /* ... this time (ns), 0: none */
 	uint64_t abandoned;   /* slots skipped: their writer died */
+	uint64_t corrupt;     /* slots skipped: their state word could not
+			       * be one the protocol writes (a stray write) */
+	uint64_t published;   /* the tail as last published (the watcher
+			       * puts it back if a process overwrote it) */
 };
 
 /* With shm->tsc, tsc converts the events' timestamps as they are first
- * seen (the slot is then PL_READY); NULL otherwise. */
+ * seen (the slot is then PL_READY); NULL otherwise. The geometry is read
+ * from shm now, before any traced process could have written it. */
 void pl_reader_init(struct pl_reader *rd, struct pl_shm *shm,
 		    struct pl_tsc *tsc);
 
@@ -78,9 +115,11 @@ void pl_ring_advance(struct pl_reader *rd);
 
 /* The event e that pl_ring_peek() returned, copied to out (reserved[]
  * zeroed: the slot's state word is no part of the event), and its slot
- * given back. */
-void pl_ring_take(struct pl_reader *rd, const struct mt_event *e,
-		  struct mt_event *out);
+ * given back. Returns 0, or -1 when the copy is no event a producer
+ * writes (an unknown kind or flag: a stray write, P5 in ring.c), which
+ * is counted in rd->corrupt and must not be emitted. */
+int pl_ring_take(struct pl_reader *rd, const struct mt_event *e,
+		 struct mt_event *out);
 
 struct mt_emitter;
 
@@ -99,13 +138,17 @@ int pl_ring_take_meta(struct pl_reader *rd, const struct mt_event *e,
 void pl_ring_publish(struct pl_reader *rd);
 
 /*
- * The slot at the tail is claimed and not committed: when that has lasted
- * stall_ns and its writer is dead (killed between claim and commit), skip
- * it and return 1; 0 otherwise (empty, or a writer alive: it will commit).
+ * Nothing committed at the tail: skip the slot and return 1 when it cannot
+ * become readable: claimed for stall_ns by a writer that is dead (killed
+ * between claim and commit: rd->abandoned), or in a state the protocol
+ * never leaves a slot in (a stray write: rd->corrupt, at once, or after
+ * stall_ns for a free slot that head has passed). 0 otherwise (empty, or a
+ * writer alive: it will commit).
  */
 int pl_ring_unstall(struct pl_reader *rd, uint64_t now, uint64_t stall_ns);
 
-/* Positions written (claimed) and not read yet. */
+/* Positions written (claimed) and not read yet: at most nslots, whatever
+ * a process wrote over head. */
 uint64_t pl_ring_unread(const struct pl_reader *rd);
 
 uint64_t pl_now_ns(void);

@@ -135,16 +135,23 @@ void pl_self_deps_note(struct pl_shm *shm, int32_t pid)
 	}
 	dl_iterate_phdr(visit, &sc);
 
+	/* a ring of verdicts: each is needed only for the records of its
+	 * process's first moments (syscalls.c, HOLD_NS), so the oldest is
+	 * written over; never a table that fills after PL_VERDICTS
+	 * processes */
 	i = __atomic_fetch_add(&shm->verdict_next, 1, __ATOMIC_ACQ_REL);
-	if (i >= PL_VERDICTS) {
-		return; /* the source keeps the records (syscalls.c) */
-	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	v = &shm->verdicts[i];
-	v->pid = pid;
-	v->ts = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	v->shared = sc.shared;
-	__atomic_store_n(&v->ready, 1, __ATOMIC_RELEASE);
+	v = &shm->verdicts[i % PL_VERDICTS];
+	__atomic_store_n(&v->ready, 0, __ATOMIC_RELEASE); /* being written */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&v->pid, pid, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->ts,
+			 (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&v->shared, sc.shared, __ATOMIC_RELAXED);
+	/* which claim wrote it, never 0: a reader that sees the same value
+	 * before and after its reads read one verdict whole */
+	__atomic_store_n(&v->ready, i + 1 ? i + 1 : 1, __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------------ */

@@ -7,11 +7,21 @@
  * interposer of another build finding the variable.
  *
  * The environment carries it across fork and exec:
- *   MEMTRACK_PRELOAD_SHM=MEMFD:EVENTFD:PID:INODE
- * MEMFD and EVENTFD are memtrack's descriptors of the mapping and of its
- * wake-up eventfd, inherited at the same numbers; PID is memtrack's (a
- * process that closed them reopens /proc/PID/fd/MEMFD); INODE tells the
- * memfd from whatever file a program put at that number.
+ *   MEMTRACK_PRELOAD_SHM=MEMFD:PID:INODE
+ * MEMFD is memtrack's descriptor of the mapping, inherited at the same
+ * number; PID is memtrack's (a process that closed it reopens
+ * /proc/PID/fd/MEMFD); INODE tells the memfd from whatever file a program
+ * put at that number. The descriptor is only read at attach, checked by
+ * its inode, and closed once mapped when it was a reopened one: nothing
+ * of a traced process's is ever written through a descriptor number. The
+ * memfd is sealed against shrinking and growing (F_SEAL_SHRINK,
+ * F_SEAL_GROW), so no process can take the mapping away from the others.
+ *
+ * Trust: every byte of this mapping can be written by any traced process.
+ * Producers copy the geometry (nslots, shift, slots_offset) once, checked
+ * against the mapping's size (ring.c, pl_ring_attach); the consumer keeps
+ * its own copy from before the command ran. Nothing either side reads
+ * later can make it write outside the mapping, wait forever or grow.
  */
 #ifndef MT_PRELOAD_SHM_H
 #define MT_PRELOAD_SHM_H
@@ -22,7 +32,7 @@
 
 #define PL_ENV_SHM "MEMTRACK_PRELOAD_SHM"
 #define PL_MAGIC 0x504b544du /* "MTKP" */
-#define PL_VERSION 4 /* 4: TSC timestamps (tsc) */
+#define PL_VERSION 5 /* 5: futex wake-ups and a heartbeat, no eventfd */
 
 /* events of a signal handler that interrupted its thread's claim on a
  * full ring (ring.c, I4), kept per thread and put after the interrupted
@@ -54,7 +64,8 @@ enum pl_notice_kind {
 #define PL_VERDICTS 1024
 
 struct pl_verdict {
-	uint32_t ready;  /* 1 once the rest is written */
+	uint32_t ready;  /* the claim's number + 1 once the rest is written,
+			  * 0 while it is (a ring: selfdeps.c) */
 	int32_t pid;
 	uint64_t ts;     /* CLOCK_MONOTONIC ns at attach: after ld.so mapped */
 	uint32_t shared; /* bit i: dependency i is the program's too */
@@ -104,6 +115,12 @@ static inline uint32_t pl_word_tid(uint64_t w)
 
 #define PL_CACHELINE 64
 
+/* the consumer's heartbeat period, and how long a producer waiting for
+ * room sees it stand still before it takes memtrack for gone */
+#define PL_BEAT_MS 10
+#define PL_DEAD 0x64616564u /* "dead" */
+#define PL_GONE_MS 2000
+
 struct pl_shm {
 	/* set once by the source, before the command runs */
 	uint32_t magic;
@@ -111,7 +128,9 @@ struct pl_shm {
 	uint64_t map_size;     /* bytes of the whole mapping */
 	uint64_t nslots;       /* a power of two */
 	uint32_t shift;        /* log2(nslots) */
-	int32_t consumer_pid;  /* memtrack, as the command sees it */
+	int32_t consumer_pid;  /* memtrack's own pid: never a liveness test
+				* (it means nothing in another pid namespace,
+				* and may be reused) */
 	uint64_t slots_offset; /* from the start of the mapping */
 	uint64_t wakeup_at;    /* unread slots: wake a sleeping consumer */
 	uint32_t syscalls_bpf; /* 1: BPF records mmap, munmap, mremap and
@@ -122,20 +141,29 @@ struct pl_shm {
 	/* written by the consumer */
 	_Alignas(PL_CACHELINE) uint64_t tail; /* positions below are read */
 	uint32_t space_seq; /* futex: bumped when room is made for waiters */
-	uint32_t sleeping;  /* 1: the consumer waits on the eventfd */
+	uint32_t sleeping;  /* 1: the consumer waits for a wake-up */
 	uint32_t enabled;   /* --start-disabled, control enable/disable */
-	uint32_t dead;      /* the consumer has gone: producers go on
-			     * untraced */
+	uint32_t dead;      /* PL_DEAD: the consumer has gone, producers go
+			     * on untraced; any other value: alive (a stray
+			     * word must not stop everybody's recording) */
+	uint32_t beat;      /* bumped every PL_BEAT_MS while memtrack lives:
+			     * liveness that means the same in every pid
+			     * namespace and survives pid reuse */
 
 	/* written by producers */
 	_Alignas(PL_CACHELINE) uint64_t head; /* next position to claim */
+	uint32_t doorbell; /* futex: bumped by a producer that wakes the
+			    * consumer (its watcher thread waits on it) */
+	uint32_t gave_up;  /* processes that stopped recording because
+			    * memtrack's heartbeat stopped */
 	_Alignas(PL_CACHELINE) uint32_t waiters; /* waiting for room now */
 	uint32_t attached;   /* processes that attached */
 	uint64_t waits;      /* waits for room so far */
 	uint64_t wait_ns;    /* time spent in them */
 	uint64_t dropped;    /* events lost (see ring.h: pl_emit) */
 	uint32_t notice_next; /* notices claimed (may exceed PL_NOTICES) */
-	uint32_t verdict_next; /* verdicts claimed (may exceed PL_VERDICTS) */
+	uint32_t verdict_next; /* verdicts claimed; verdict i is in slot
+				* i % PL_VERDICTS */
 	struct pl_notice notices[PL_NOTICES];
 	struct pl_verdict verdicts[PL_VERDICTS];
 

@@ -41,7 +41,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,8 +87,21 @@ struct said {
 struct preload_state {
 	const struct mt_host *host;
 	size_t ring_size;
-	int memfd, efd;
+	int memfd; /* the mapping: the only descriptor the command inherits */
+	int efd;   /* memtrack's own: the watcher wakes the poller through it */
 	struct pl_shm *shm;
+	pthread_t watcher;
+	int watching;      /* the watcher runs */
+	uint32_t stop;     /* tells the watcher to leave */
+	uint32_t enabled;  /* what shm->enabled must say */
+	/* the header as set before the command ran, which the watcher puts
+	 * back when a process wrote over it */
+	unsigned char hdr_lo[offsetof(struct pl_shm, tail)];
+	unsigned char hdr_hi[sizeof(struct pl_shm) -
+			     offsetof(struct pl_shm, nself_deps)];
+	uint32_t stack_depth_set;
+	uint64_t repairs;  /* times the watcher put the header back */
+
 	size_t map_size;
 	struct pl_reader rd;
 	uint32_t stack_depth; /* 0: no stacks */
@@ -236,8 +251,8 @@ static int make_shm(struct preload_state *st)
 	struct stat sb;
 	uint64_t n;
 
-	/* not CLOEXEC: the command inherits both at the same numbers */
-	st->memfd = memfd_create("memtrack-preload", 0);
+	/* not CLOEXEC: the command inherits it at the same number */
+	st->memfd = memfd_create("memtrack-preload", MFD_ALLOW_SEALING);
 	if (st->memfd < 0) {
 		plog(st, MT_LOG_ERROR, "memfd_create: %s", strerror(errno));
 		return -errno;
@@ -249,6 +264,15 @@ static int make_shm(struct preload_state *st)
 		     st->map_size, strerror(errno));
 		return -errno;
 	}
+	/* Every traced process holds it read-write: one that shrank it
+	 * (a stray ftruncate) would make every other one, and memtrack,
+	 * die of SIGBUS at its next touch of the ring. */
+	if (fcntl(st->memfd, F_ADD_SEALS,
+		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		plog(st, MT_LOG_ERROR, "cannot seal the shared ring: %s",
+		     strerror(errno));
+		return -errno;
+	}
 	st->shm = mmap(NULL, st->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       st->memfd, 0);
 	if (st->shm == MAP_FAILED) {
@@ -257,7 +281,8 @@ static int make_shm(struct preload_state *st)
 		     strerror(errno));
 		return -errno;
 	}
-	st->efd = eventfd(0, EFD_NONBLOCK);
+	/* ours alone: producers ring shm->doorbell, the watcher this */
+	st->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (st->efd < 0) {
 		plog(st, MT_LOG_ERROR, "eventfd: %s", strerror(errno));
 		return -errno;
@@ -288,8 +313,8 @@ static int make_shm(struct preload_state *st)
 
 	snprintf(st->env_preload, sizeof(st->env_preload), "LD_PRELOAD=%s",
 		 st->lib);
-	snprintf(st->env_shm, sizeof(st->env_shm), "%s=%d:%d:%d:%llu",
-		 PL_ENV_SHM, st->memfd, st->efd, (int)getpid(),
+	snprintf(st->env_shm, sizeof(st->env_shm), "%s=%d:%d:%llu",
+		 PL_ENV_SHM, st->memfd, (int)getpid(),
 		 (unsigned long long)sb.st_ino);
 	st->env[0] = st->env_preload;
 	st->env[1] = st->env_shm;
@@ -300,6 +325,120 @@ static int make_shm(struct preload_state *st)
 static void preload_destroy(void *state);
 static int take_meta(void *ctx, const struct mt_event *slot,
 		     struct mt_emitter *em);
+
+/*
+ * The watcher: memtrack's heartbeat (shm->beat, every PL_BEAT_MS), which
+ * tells producers that memtrack lives in every pid namespace and whatever
+ * became of its pid; and the poller's wake-up. A producer rings
+ * shm->doorbell (a futex in the shared memory, so that no descriptor of
+ * ours needs to stay open in the program, ring.c); the watcher sleeps on
+ * it and passes the wake-up on to the poller's eventfd, which only
+ * memtrack holds. At each beat it also looks at the ring for producers
+ * that may not ring (a seccomp filter) and puts back a tail that a
+ * process overwrote.
+ */
+/* What only memtrack writes, put back if a process wrote over it: the
+ * set-once header (what a process that attaches later checks), whether
+ * recording is enabled, and that memtrack lives. */
+static void restore_header(struct preload_state *st)
+{
+	struct pl_shm *shm = st->shm;
+	uint32_t en = __atomic_load_n(&st->enabled, __ATOMIC_ACQUIRE);
+	int fixed = 0;
+
+	if (memcmp(shm, st->hdr_lo, sizeof(st->hdr_lo))) {
+		memcpy(shm, st->hdr_lo, sizeof(st->hdr_lo));
+		fixed = 1;
+	}
+	if (memcmp(&shm->nself_deps, st->hdr_hi, sizeof(st->hdr_hi))) {
+		memcpy(&shm->nself_deps, st->hdr_hi, sizeof(st->hdr_hi));
+		fixed = 1;
+	}
+	if (shm->stack_depth != st->stack_depth_set) {
+		shm->stack_depth = st->stack_depth_set;
+		fixed = 1;
+	}
+	if (__atomic_load_n(&shm->enabled, __ATOMIC_RELAXED) != en) {
+		__atomic_store_n(&shm->enabled, en, __ATOMIC_RELEASE);
+		fixed = 1;
+	}
+	if (__atomic_load_n(&shm->dead, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&shm->dead, 0, __ATOMIC_RELEASE);
+		fixed = 1;
+	}
+	if (fixed) {
+		__atomic_fetch_add(&st->repairs, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static void *watch(void *arg)
+{
+	struct preload_state *st = arg;
+	struct pl_shm *shm = st->shm;
+	uint32_t seen = __atomic_load_n(&shm->doorbell, __ATOMIC_ACQUIRE);
+	struct timespec ts = { 0, PL_BEAT_MS * 1000000L };
+	const uint64_t one = 1;
+
+	while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t bell;
+		uint64_t tail;
+		int kick;
+
+		syscall(SYS_futex, &shm->doorbell, FUTEX_WAIT, seen, &ts, NULL,
+			0);
+		__atomic_fetch_add(&shm->beat, 1, __ATOMIC_RELEASE);
+		bell = __atomic_load_n(&shm->doorbell, __ATOMIC_ACQUIRE);
+		kick = bell != seen;
+		seen = bell;
+		tail = __atomic_load_n(&st->rd.published, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&shm->tail, __ATOMIC_RELAXED) != tail) {
+			__atomic_store_n(&shm->tail, tail, __ATOMIC_SEQ_CST);
+		}
+		restore_header(st);
+		if (!kick && __atomic_load_n(&shm->sleeping, __ATOMIC_RELAXED) &&
+		    (__atomic_load_n(&shm->waiters, __ATOMIC_RELAXED) ||
+		     __atomic_load_n(&shm->head, __ATOMIC_RELAXED) - tail >=
+			     st->rd.nslots / 8)) {
+			kick = 1;
+		}
+		if (kick && write(st->efd, &one, sizeof(one)) < 0) {
+			/* EAGAIN: a wake-up is pending already */
+		}
+	}
+	return NULL;
+}
+
+/* Once the header is final (after the BPF set-up), before the command
+ * runs. */
+static int start_watcher(struct preload_state *st)
+{
+	int err;
+
+	memcpy(st->hdr_lo, st->shm, sizeof(st->hdr_lo));
+	memcpy(st->hdr_hi, &st->shm->nself_deps, sizeof(st->hdr_hi));
+	st->stack_depth_set = st->shm->stack_depth;
+	err = pthread_create(&st->watcher, NULL, watch, st);
+	if (err) {
+		plog(st, MT_LOG_ERROR, "cannot start the ring's watcher thread: %s",
+		     strerror(err));
+		return -err;
+	}
+	st->watching = 1;
+	return 0;
+}
+
+static void stop_watcher(struct preload_state *st)
+{
+	if (!st->watching) {
+		return;
+	}
+	__atomic_store_n(&st->stop, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&st->shm->doorbell, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &st->shm->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL,
+		0);
+	pthread_join(st->watcher, NULL);
+	st->watching = 0;
+}
 
 static int preload_create(const struct mt_host *host, const char *args,
 			  void **state)
@@ -413,13 +552,20 @@ static const char *const *preload_command_env(void *state,
 static int preload_start(void *state, const struct mt_target *target)
 {
 	struct preload_state *st = state;
+	int err;
 
 	if (target->root_pid <= 0) {
 		plog(st, MT_LOG_ERROR, "needs a command to trace");
 		return -EINVAL;
 	}
+	__atomic_store_n(&st->enabled, !target->start_disabled,
+			 __ATOMIC_RELEASE);
 	__atomic_store_n(&st->shm->enabled, !target->start_disabled,
 			 __ATOMIC_RELEASE);
+	err = start_watcher(st);
+	if (err) {
+		return err;
+	}
 	if (st->sys) {
 		return pl_syscalls_start(st->sys, target->root_pid,
 					 !target->start_disabled);
@@ -461,7 +607,7 @@ static int read_events(struct preload_state *st, struct mt_emitter *em,
 
 	while (n < max && (!end || st->rd.tail < end)) {
 		const struct mt_event *e = pl_ring_peek(&st->rd);
-		struct mt_event *out;
+		struct mt_event ev, *out;
 
 		if (!e) {
 			if (pl_ring_unstall(&st->rd, pl_now_ns(), STALL_NS)) {
@@ -478,12 +624,15 @@ static int read_events(struct preload_state *st, struct mt_emitter *em,
 			}
 			continue;
 		}
+		if (pl_ring_take(&st->rd, e, &ev)) {
+			continue; /* counted: no event (ring.c, P5) */
+		}
 		out = mt_emit(em);
 		if (!out) {
 			pl_ring_publish(&st->rd);
 			return -EPIPE;
 		}
-		pl_ring_take(&st->rd, e, out);
+		*out = ev;
 		n++;
 	}
 	pl_ring_publish(&st->rd);
@@ -559,6 +708,7 @@ static int preload_set_enabled(void *state, int enabled)
 {
 	struct preload_state *st = state;
 
+	__atomic_store_n(&st->enabled, !!enabled, __ATOMIC_RELEASE);
 	__atomic_store_n(&st->shm->enabled, !!enabled, __ATOMIC_RELEASE);
 	if (st->sys) {
 		pl_syscalls_set_enabled(st->sys, enabled);
@@ -584,6 +734,10 @@ static int preload_get_stats(void *state, struct mt_source_stats *out)
 	}
 	s.waits = __atomic_load_n(&st->shm->waits, __ATOMIC_RELAXED);
 	s.wait_ns = __atomic_load_n(&st->shm->wait_ns, __ATOMIC_RELAXED);
+	/* a stack or mapping record the ring's writer broke is missing
+	 * from the recording as surely as an event (meta.h) */
+	s.damaged = st->rd.corrupt + pl_meta_dropped(&st->meta);
+	s.gave_up = __atomic_load_n(&st->shm->gave_up, __ATOMIC_RELAXED);
 	/* only what the host's struct has room for */
 	if (n > sizeof(s.size)) {
 		memcpy((char *)out + sizeof(s.size), (char *)&s + sizeof(s.size),
@@ -614,6 +768,28 @@ static void say_lost(struct preload_state *st)
 		     "%llu events of signal handlers lost: more than %d came while their thread was writing to a full ring",
 		     (unsigned long long)handlers, PL_PENDING);
 	}
+	if (st->repairs) {
+		plog(st, MT_LOG_WARN,
+		     "the shared ring's header was written over by a traced process and put back %llu times",
+		     (unsigned long long)st->repairs);
+	}
+	if (st->rd.corrupt) {
+		plog(st, MT_LOG_WARN,
+		     "the shared ring was written over by a traced process: %llu slots that held no record of the ring's protocol were skipped",
+		     (unsigned long long)st->rd.corrupt);
+	}
+	if (pl_meta_dropped(&st->meta)) {
+		struct pl_meta_stats ms;
+
+		pl_meta_get_stats(&st->meta, &ms);
+		plog(st, MT_LOG_WARN,
+		     "stack and mapping records broken by a traced process, dropped: %llu chunks of no record in progress, %llu malformed, %llu records begun again, %llu over %u bytes, %llu beyond %u in progress",
+		     (unsigned long long)ms.orphans,
+		     (unsigned long long)ms.malformed,
+		     (unsigned long long)ms.reused,
+		     (unsigned long long)ms.oversized, PL_META_RECORD_MAX,
+		     (unsigned long long)ms.evicted, PL_META_INFLIGHT_MAX);
+	}
 }
 
 static void preload_destroy(void *state)
@@ -626,10 +802,12 @@ static void preload_destroy(void *state)
 	say_lost(st);
 	pl_syscalls_destroy(st->sys);
 	if (st->shm) {
+		/* the heartbeat stops: producers' next wait ends (dead) */
+		stop_watcher(st);
 		/* waiting producers go on untraced now, the others at
 		 * their next wait */
 		__atomic_store_n(&st->shm->enabled, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&st->shm->dead, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&st->shm->dead, PL_DEAD, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&st->shm->space_seq, 1, __ATOMIC_SEQ_CST);
 		syscall(SYS_futex, &st->shm->space_seq, FUTEX_WAKE, INT_MAX,
 			NULL, NULL, 0);

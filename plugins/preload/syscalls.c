@@ -401,7 +401,9 @@ static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 			}
 			continue;
 		}
-		pl_ring_take(rd, e, &ev);
+		if (pl_ring_take(rd, e, &ev)) {
+			continue; /* counted: no event (ring.c, P5) */
+		}
 		if (ev.timestamp < ts) {
 			ts = ev.timestamp;
 		}
@@ -489,29 +491,39 @@ static void unhold(struct pl_syscalls *sc, struct staged *s)
 static void decide(struct pl_syscalls *sc, struct staged *s)
 {
 	uint32_t n = __atomic_load_n(&sc->shm->verdict_next, __ATOMIC_ACQUIRE);
-	const struct pl_verdict *best = NULL;
-	uint32_t i;
+	uint64_t best_ts = 0;
+	uint32_t k, best_shared = 0;
+	int found = 0;
 
 	if (!s->held) {
 		return;
 	}
-	if (n > PL_VERDICTS) {
-		n = PL_VERDICTS;
-	}
-	for (i = 0; i < n; i++) {
-		const struct pl_verdict *v = &sc->shm->verdicts[i];
+	/* a ring that producers write over (selfdeps.c), the newest first:
+	 * a verdict counts when its claim number is the same before and
+	 * after reading it */
+	for (k = 0; k < n && k < PL_VERDICTS; k++) {
+		const struct pl_verdict *v =
+			&sc->shm->verdicts[(n - 1 - k) % PL_VERDICTS];
+		uint32_t r = __atomic_load_n(&v->ready, __ATOMIC_ACQUIRE);
+		int32_t pid = __atomic_load_n(&v->pid, __ATOMIC_RELAXED);
+		uint64_t ts = __atomic_load_n(&v->ts, __ATOMIC_RELAXED);
+		uint32_t shared = __atomic_load_n(&v->shared, __ATOMIC_RELAXED);
 
-		if (__atomic_load_n(&v->ready, __ATOMIC_ACQUIRE) &&
-		    v->pid == s->ev.pid && v->ts > s->ev.timestamp &&
-		    (!best || v->ts < best->ts)) {
-			best = v;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!r || __atomic_load_n(&v->ready, __ATOMIC_RELAXED) != r) {
+			continue;
+		}
+		if (pid == s->ev.pid && ts > s->ev.timestamp &&
+		    (!found || ts < best_ts)) {
+			best_ts = ts;
+			best_shared = shared;
+			found = 1;
 		}
 	}
-	if (best) {
-		s->drop = !((best->shared >> (s->held - SELF_DEP)) & 1);
+	if (found) {
+		s->drop = !((best_shared >> (s->held - SELF_DEP)) & 1);
 		unhold(sc, s);
-	} else if (n == PL_VERDICTS ||
-		   pl_now_ns() - s->ev.timestamp > HOLD_NS) {
+	} else if (pl_now_ns() - s->ev.timestamp > HOLD_NS) {
 		unhold(sc, s); /* no interposer there: the program's */
 	}
 }
@@ -671,14 +683,23 @@ static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
 			break;
 		}
 		for (i = 0; i < k; i++) {
+			const struct mt_event *t = pl_ring_peek(rd);
+			struct mt_event ev;
+
+			if (!t) {
+				break; /* written over since (ring.c, P5) */
+			}
+			if (pl_ring_take(rd, t, &ev)) {
+				continue; /* counted: no event */
+			}
 			out = mt_emit(em);
 			if (!out) {
 				pl_ring_publish(rd);
 				return -EPIPE;
 			}
-			pl_ring_take(rd, pl_ring_peek(rd), out);
+			*out = ev;
+			done++;
 		}
-		done += k;
 	}
 	pl_ring_publish(rd);
 	return (int)done;
