@@ -97,6 +97,12 @@ EXTRA_tests_test_preload_syscalls_DEPENDENCIES = tests/progs/optional.stamp \
 endif
 endif
 
+# tests/test-preload-stop.sh: root mode when tracing stops before the
+# command ends (a sink error, a control stop): memtrack still exits. Root
+# and BPF: skipped without.
+TESTS += tests/test-preload-stop.sh
+dist_noinst_SCRIPTS += tests/test-preload-stop.sh
+
 # ABI 1.1 (command_env): a source built for 1.0 still loads
 check_LTLIBRARIES += tests/fixtures/source-abi10.la
 tests_fixtures_source_abi10_la_SOURCES = tests/fixtures/source-abi10.c

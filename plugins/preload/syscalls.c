@@ -81,7 +81,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 
 #include <memtrack/event.h>
 #include <memtrack/plugin.h>
@@ -96,6 +95,7 @@
 
 #include "bpf-check.h"
 #include "bpf-test-knobs.h"
+#include "detacher.h"
 #include "kernel-dev.h"
 #include "syscalls.skel.h"
 
@@ -189,6 +189,7 @@ struct pl_syscalls {
 	const uint8_t *data;  /* B's data pages, mapped twice */
 	uint64_t cons_pos;
 	int epfd;
+	int detacher; /* our end of the detacher's socket, or -1 */
 	int forced; /* a limit was reached: said once */
 	struct stage sp, sb; /* staged records of P and of B */
 	struct pulls qp, qb; /* their pulls not safe yet */
@@ -941,6 +942,7 @@ int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 	sc->host = host;
 	sc->shm = shm;
 	sc->epfd = -1;
+	sc->detacher = -1;
 	while (size < ring_size) {
 		size <<= 1;
 	}
@@ -995,6 +997,13 @@ int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 		slog(sc, MT_LOG_ERROR, "cannot set up the BPF program: %s",
 		     strerror(-err));
 		goto error;
+	}
+	/* now: the host is not a subreaper yet (detacher.c) */
+	sc->detacher = pl_detacher_start();
+	if (sc->detacher < 0) {
+		slog(sc, MT_LOG_DEBUG,
+		     "no detacher (%s): the tracepoints detach at exit, slowly",
+		     strerror(-sc->detacher));
 	}
 	*out = sc;
 	return 0;
@@ -1080,56 +1089,23 @@ size_t pl_syscalls_ring_size(struct pl_syscalls *sc)
 	return sc->ring_size;
 }
 
-/*
- * Detaching a tracepoint waits for an RCU grace period: about 70 ms each
- * here, 0.6 s for the eight of them at the end of every run. A grandchild
- * (its parent exits at once) keeps our descriptors, links included, and
- * drops them when it exits; we only let go of our references, which
- * detaches nothing. The programs stay attached that long, but `tracked`
- * is empty by then: they return at once. The grandchild closes its
- * standard streams first, so nobody reading memtrack's output waits for
- * it. The eBPF source's watchdog spares it the same wait.
- */
-static void detach_later(struct pl_syscalls *sc)
+/* The detacher takes a reference to every link (detacher.c): closing ours
+ * in syscalls_bpf__destroy() then detaches nothing, and it detaches them
+ * in its own time. Without it they are detached here, slowly. */
+static void hand_links_over(struct pl_syscalls *sc)
 {
 	const struct bpf_object_skeleton *sk = sc->skel->skeleton;
-	int gone[2], i, fd;
-	pid_t pid;
-	char c;
+	int fds[PL_DETACHER_MAX_FDS], i;
+	size_t n = 0;
 
-	/* the grandchild waits for EOF: until this process has exited */
-	if (pipe2(gone, O_CLOEXEC)) {
-		return; /* we detach them ourselves, slowly */
-	}
-	pid = fork();
-	if (pid == 0) {
-		if (fork() == 0) {
-			fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-			for (i = 0; i < 3; i++) {
-				if (fd >= 0) {
-					dup2(fd, i);
-				} else {
-					close(i);
-				}
-			}
-			close(gone[1]);
-			while (read(gone[0], &c, 1) < 0 && errno == EINTR) {
-			}
-		}
-		_exit(0);
-	}
-	close(gone[0]);
-	if (pid < 0) {
-		close(gone[1]);
-		return; /* we detach them ourselves, slowly */
-	}
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-	}
-	/* gone[1] stays open until we exit */
-	for (i = 0; sk && i < sk->prog_cnt; i++) {
+	for (i = 0; sk && i < sk->prog_cnt && n < PL_DETACHER_MAX_FDS; i++) {
 		if (sk->progs[i].link && *sk->progs[i].link) {
-			bpf_link__disconnect(*sk->progs[i].link);
+			fds[n++] = bpf_link__fd(*sk->progs[i].link);
 		}
+	}
+	if (pl_detacher_adopt(sc->detacher, fds, n) < 0) {
+		slog(sc, MT_LOG_DEBUG,
+		     "the detacher did not take the links: detaching here");
 	}
 }
 
@@ -1164,9 +1140,11 @@ void pl_syscalls_destroy(struct pl_syscalls *sc)
 		close(sc->epfd);
 	}
 	if (sc->skel) {
-		detach_later(sc);
+		hand_links_over(sc);
 	}
 	syscalls_bpf__destroy(sc->skel);
+	/* after our references are gone: its close must be the last */
+	pl_detacher_release(sc->detacher);
 	free(sc->sp.v);
 	free(sc->sb.v);
 	free(sc);
