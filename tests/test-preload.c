@@ -309,6 +309,45 @@ START_TEST(test_command_fifo)
 }
 END_TEST
 
+/* A non-PIE executable that takes malloc's address has a canonical PLT
+ * entry for it, which the loader's lookup returns: not a malloc of its
+ * own, so no warning, and every allocation recorded (issue 27). */
+static void check_no_own_malloc_warning(const char *const *argv,
+					size_t min_expect)
+{
+	struct ebpf_trace t;
+
+	run(NULL, argv, &t);
+	ck_assert_msg(!strstr(t.err, "defines malloc itself"),
+		      "%s: a false warning:\n%s", argv[0], t.err);
+	ck_assert_msg(t.nexp >= min_expect,
+		      "the program reported %zu calls, expected %zu:\n%s",
+		      t.nexp, min_expect, t.out);
+	ck_assert_int_eq(ebpf_trace_check(&t), 0);
+	ebpf_trace_free(&t);
+}
+
+START_TEST(test_malloc_address)
+{
+	const char *argv[] = { ebpf_prog("alloc-malloc-address"), NULL };
+
+	check_no_own_malloc_warning(argv, 2);
+}
+END_TEST
+
+/* Debian's python3.11 is such an executable (no events to compare) */
+START_TEST(test_python_malloc_address)
+{
+	const char *argv[] = { "/usr/bin/python3.11", "-c", "pass", NULL };
+
+	if (access(argv[0], X_OK)) {
+		fprintf(stderr, "%s not installed: case skipped\n", argv[0]);
+		return;
+	}
+	check_no_own_malloc_warning(argv, 0);
+}
+END_TEST
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -583,6 +622,8 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_vfork);
 	tcase_add_test(tc, test_exec_fifo);
 	tcase_add_test(tc, test_command_fifo);
+	tcase_add_test(tc, test_malloc_address);
+	tcase_add_test(tc, test_python_malloc_address);
 	tcase_add_test(tc, test_kill_traced);
 	tcase_add_test(tc, test_no_loss);
 	tcase_add_test(tc, test_kill_memtrack);

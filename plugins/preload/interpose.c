@@ -53,6 +53,8 @@
 
 #include "execcheck.h"
 #include "interpose-stacks.h"
+#include "ownmalloc.h"
+#include "meta.h"
 #include "ring.h"
 #include "tsc.h"
 #include "selfdeps.h"
@@ -1173,31 +1175,35 @@ int hook_brk(void *addr)
 /* exec: say which programs will run untraced                          */
 /* ------------------------------------------------------------------ */
 
-/* A notice for memtrack's stderr (source.c prints it once per file).
- * Async-signal-safe; a vfork child shares our mapping. */
+static int put_notice_chunk(const struct mt_event *ev, void *ctx)
+{
+	(void)ctx;
+	return pl_put_slot(ev);
+}
+
+/* A notice for memtrack's stderr (source.c says it once per file),
+ * through the ring (shm.h, PL_NOTICE_TAG). Async-signal-safe; a vfork
+ * child shares our mapping. */
 static void notice(int kind, const char *path)
 {
-	uint32_t i;
+	unsigned char rec[PL_NOTICE_HDR + PL_NOTICE_PATH];
+	uint32_t k = (uint32_t)kind, id;
+	int32_t pid;
 	size_t len;
 
 	if (!kind || !active()) {
 		return;
 	}
-	i = __atomic_fetch_add(&shm->notice_next, 1, __ATOMIC_ACQ_REL);
-	if (i >= PL_NOTICES) {
-		return;
-	}
-	len = strlen(path);
-	if (len >= PL_NOTICE_PATH) {
-		len = PL_NOTICE_PATH - 1;
-	}
-	memcpy(shm->notices[i].path, path, len);
-	shm->notices[i].path[len] = '\0';
-	shm->notices[i].kind = (uint32_t)kind;
-	shm->notices[i].pid = __builtin_expect(pl_in_vfork, 0) ?
-				      (int32_t)syscall(SYS_getpid) :
-				      my_pid;
-	__atomic_store_n(&shm->notices[i].ready, 1, __ATOMIC_RELEASE);
+	pid = __builtin_expect(pl_in_vfork, 0) ? (int32_t)syscall(SYS_getpid) :
+						 my_pid;
+	len = strnlen(path, PL_NOTICE_PATH - 1);
+	memcpy(rec, PL_NOTICE_TAG, 4);
+	memcpy(rec + 4, &k, sizeof(k));
+	memcpy(rec + 8, &pid, sizeof(pid));
+	memcpy(rec + PL_NOTICE_HDR, path, len);
+	rec[PL_NOTICE_HDR + len] = '\0';
+	id = __atomic_fetch_add(&shm->next_meta_id, 1, __ATOMIC_RELAXED);
+	pl_meta_cut(id, rec, PL_NOTICE_HDR + len + 1, put_notice_chunk, NULL);
 }
 
 static void check_exec(const char *path, int fd, char *const envp[])
@@ -1222,6 +1228,7 @@ __attribute__((constructor)) static void check_own_malloc(void)
 {
 	char exe[PL_NOTICE_PATH];
 	ssize_t n;
+	int defined;
 	void *m;
 
 	attach_early();
@@ -1230,8 +1237,11 @@ __attribute__((constructor)) static void check_own_malloc(void)
 	}
 	self.depth++;
 	m = dlsym(RTLD_DEFAULT, "malloc");
+	/* a non-PIE executable that takes &malloc has a PLT entry for it,
+	 * which the lookup returns: not a malloc of its own (ownmalloc.h) */
+	defined = m && m != (void *)own_malloc && pl_malloc_is_defined_at(m);
 	self.depth--;
-	if (!m || m == (void *)own_malloc) {
+	if (!defined) {
 		return;
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
