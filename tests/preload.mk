@@ -154,3 +154,14 @@ tests_test_preload_stacks_LDADD = $(TEST_LIBS)
 EXTRA_tests_test_preload_stacks_DEPENDENCIES = tests/progs/optional.stamp \
 	$(PSTK_PROGS) tests/progs/pstk-dso.la
 endif
+
+# tests/test-preload-harm.sh: what a traced program may do to the shared
+# ring and its descriptors, and what may happen to memtrack; never harm,
+# never a loss in silence. Root cases skip without root.
+check_PROGRAMS += tests/progs/ring-harm tests/progs/seccomp-run
+tests_progs_ring_harm_SOURCES = tests/progs/ring-harm.c
+tests_progs_ring_harm_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
+tests_progs_ring_harm_CFLAGS = $(PROG_CFLAGS)
+tests_progs_seccomp_run_SOURCES = tests/progs/seccomp-run.c
+TESTS += tests/test-preload-harm.sh
+dist_noinst_SCRIPTS += tests/test-preload-harm.sh

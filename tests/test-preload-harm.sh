@@ -16,6 +16,8 @@
 #              with SIGSYS (gettid, getpid, pidfd_open)
 #   closefds   a child exec'd with its descriptors closed (Python's
 #              subprocess) could not wake memtrack: 13-20x slower
+#   notices    after 128 execs of one untraced program, no other untraced
+#              program was named (a table of notices, one per exec)
 # The programs are tests/progs/ring-harm (HARM_SIZE = 4321-byte pairs) and
 # tests/progs/seccomp-run. Without root, the root cases are skipped (and
 # said); the rest needs neither root nor BPF.
@@ -214,5 +216,17 @@ if [ "$ws" -le $((4 * wd + 1000000000)) ]; then
 else
 	fail "closefds: waited $((ws / 1000000)) ms, direct $((wd / 1000000)) ms"
 fi
+
+# notices: 200 runs of a static program, then a program exec'd without
+# LD_PRELOAD: each named once
+expect_exit 0 "notices: exit 0" -- timeout 120 "$MT" $P \
+	--sink "file:$T/no.mt" -- sh -c \
+	"i=0; while [ \$i -lt 200 ]; do \"$MT_BUILDDIR/tests/progs/alloc-static\" >/dev/null; i=\$((i + 1)); done; env -i /bin/true"
+n=$(grep -c 'alloc-static.*a static executable' "$T/err")
+[ "$n" -eq 1 ] && ok "notices: the static program named once" ||
+	{ fail "notices: the static program named $n times"; cat "$T/err"; }
+n=$(grep -c '/bin/true.*without LD_PRELOAD' "$T/err")
+[ "$n" -eq 1 ] && ok "notices: the 201st untraced exec named too" ||
+	{ fail "notices: env -i /bin/true named $n times"; cat "$T/err"; }
 
 finish

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plugins/preload/shm.h - the memory the preload source (source.c) shares
- * with every traced process (interpose.c): a header, a notice area and the
- * event ring (ring.c). Both sides are built from this tree, so the layout
+ * with every traced process (interpose.c): a header and the event ring
+ * (ring.c). Both sides are built from this tree, so the layout
  * only has to agree with itself; PL_VERSION still guards against an
  * interposer of another build finding the variable.
  *
@@ -39,8 +39,17 @@
  * one; past that many they are lost (counted in dropped) */
 #define PL_PENDING 8
 
-#define PL_NOTICES 128
-#define PL_NOTICE_PATH 240
+/*
+ * A notice: why a file's allocations are not recorded, for memtrack's
+ * stderr. It travels in the event ring as a metadata record (meta.c)
+ * whose payload is PL_NOTICE_TAG, the kind and the pid (u32, i32, host
+ * order) and the path, NUL-terminated; the source says it once per
+ * (kind, file) and does not write it into the recording. The ring never
+ * fills up for good, as a table of notices would (one per exec).
+ */
+#define PL_NOTICE_TAG "MTKN"
+#define PL_NOTICE_HDR 12
+#define PL_NOTICE_PATH 4096
 
 /* Why a file's allocations are not recorded. */
 enum pl_notice_kind {
@@ -70,14 +79,6 @@ struct pl_verdict {
 	uint64_t ts;     /* CLOCK_MONOTONIC ns at attach: after ld.so mapped */
 	uint32_t shared; /* bit i: dependency i is the program's too */
 	uint32_t pad;
-};
-
-struct pl_notice {
-	uint32_t ready; /* 1 once the rest is written */
-	uint32_t kind;  /* enum pl_notice_kind */
-	int32_t pid;    /* the process that saw it */
-	uint32_t pad;
-	char path[PL_NOTICE_PATH];
 };
 
 /*
@@ -161,10 +162,9 @@ struct pl_shm {
 	uint64_t waits;      /* waits for room so far */
 	uint64_t wait_ns;    /* time spent in them */
 	uint64_t dropped;    /* events lost (see ring.h: pl_emit) */
-	uint32_t notice_next; /* notices claimed (may exceed PL_NOTICES) */
+	uint32_t pad1;
 	uint32_t verdict_next; /* verdicts claimed; verdict i is in slot
 				* i % PL_VERDICTS */
-	struct pl_notice notices[PL_NOTICES];
 	struct pl_verdict verdicts[PL_VERDICTS];
 
 	/* call stacks (interpose-stacks.c, meta.c); set by the source */

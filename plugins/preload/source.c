@@ -60,6 +60,7 @@
 
 #include "execcheck.h"
 #include "meta.h"
+#include "preload-path.h"
 #include "ring.h"
 #include "shm.h"
 #include "syscalls.h"
@@ -76,12 +77,15 @@
 #define STALL_NS (20 * 1000000ull)
 /* drain gives up on a slot claimed by a live thread after this */
 #define DRAIN_WAIT_NS (1000 * 1000000ull)
-#define MAX_SAID 256
+/* distinct (reason, file) notices said; past that they are counted */
+#define MAX_SAID 65536u
 #define DEFAULT_STACK_DEPTH 64
 
+/* A set of the (reason, file) pairs said already, open addressing. */
 struct said {
+	uint64_t hash; /* 0: empty */
+	char *path;
 	uint32_t kind;
-	char path[PL_NOTICE_PATH];
 };
 
 struct preload_state {
@@ -110,10 +114,11 @@ struct preload_state {
 	enum { CLOCK_AUTO, CLOCK_TSC, CLOCK_MONO } clock;
 	struct pl_tsc *tsc; /* clock tsc: the ring's timestamps to ns */
 	struct pl_syscalls *sys; /* NULL: libc mode */
-	uint32_t notices_seen;
-	struct said said[MAX_SAID];
-	size_t nsaid;
+	struct said *said;
+	size_t said_cap, nsaid;
+	uint64_t unsaid; /* notices past MAX_SAID files */
 	char lib[PATH_MAX];
+	char preload_lib[PATH_MAX]; /* lib as LD_PRELOAD names it */
 	char env_preload[PATH_MAX + 16];
 	char env_shm[128];
 	const char *env[3];
@@ -235,7 +240,9 @@ static int find_interposer(struct preload_state *st)
 	snprintf(cand[n++], PATH_MAX, "%s/%s", MT_PRELOAD_LIBDIR, INTERPOSER);
 	for (i = 0; i < n; i++) {
 		if (access(cand[i], R_OK) == 0 && realpath(cand[i], st->lib)) {
-			return 0;
+			return pl_preload_path(st->host, st->lib,
+					       st->preload_lib,
+					       sizeof(st->preload_lib));
 		}
 	}
 	plog(st, MT_LOG_ERROR, "cannot find %s (looked for %s%s%s)",
@@ -312,7 +319,7 @@ static int make_shm(struct preload_state *st)
 	pl_reader_init(&st->rd, st->shm, st->tsc);
 
 	snprintf(st->env_preload, sizeof(st->env_preload), "LD_PRELOAD=%s",
-		 st->lib);
+		 st->preload_lib);
 	snprintf(st->env_shm, sizeof(st->env_shm), "%s=%d:%d:%llu",
 		 PL_ENV_SHM, st->memfd, (int)getpid(),
 		 (unsigned long long)sb.st_ino);
@@ -476,6 +483,71 @@ static int preload_create(const struct mt_host *host, const char *args,
 	return 0;
 }
 
+static uint64_t said_hash(uint32_t kind, const char *path)
+{
+	uint64_t h = 1469598103934665603ull ^ kind; /* FNV-1a */
+
+	for (; *path; path++) {
+		h = (h ^ (unsigned char)*path) * 1099511628211ull;
+	}
+	return h ? h : 1;
+}
+
+/* Is (kind, path) new? Then it is remembered, within MAX_SAID. */
+static int said_first(struct preload_state *st, uint32_t kind,
+		      const char *path)
+{
+	uint64_t h = said_hash(kind, path);
+	size_t i, mask;
+
+	if (2 * (st->nsaid + 1) > st->said_cap) {
+		size_t cap = st->said_cap ? 2 * st->said_cap : 64, j;
+		struct said *t;
+
+		if (st->nsaid >= MAX_SAID || !(t = calloc(cap, sizeof(*t)))) {
+			st->unsaid++;
+			return 0;
+		}
+		for (j = 0; j < st->said_cap; j++) {
+			if (st->said[j].hash) {
+				for (i = st->said[j].hash & (cap - 1);
+				     t[i].hash; i = (i + 1) & (cap - 1)) {
+				}
+				t[i] = st->said[j];
+			}
+		}
+		free(st->said);
+		st->said = t;
+		st->said_cap = cap;
+	}
+	mask = st->said_cap - 1;
+	for (i = h & mask; st->said[i].hash; i = (i + 1) & mask) {
+		if (st->said[i].hash == h && st->said[i].kind == kind &&
+		    !strcmp(st->said[i].path, path)) {
+			return 0;
+		}
+	}
+	st->said[i].path = strdup(path);
+	if (!st->said[i].path) {
+		st->unsaid++;
+		return 0;
+	}
+	st->said[i].hash = h;
+	st->said[i].kind = kind;
+	st->nsaid++;
+	return 1;
+}
+
+static void said_free(struct preload_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->said_cap; i++) {
+		free(st->said[i].path);
+	}
+	free(st->said);
+}
+
 /* Once per (reason, file). */
 static void say_untraced(struct preload_state *st, uint32_t kind,
 			 const char *path, int pid)
@@ -486,21 +558,10 @@ static void say_untraced(struct preload_state *st, uint32_t kind,
 		[PL_NOTE_NO_PRELOAD] = "exec'd with an environment without LD_PRELOAD (env -i?)",
 		[PL_NOTE_OWN_MALLOC] = "defines malloc itself (an allocator linked in): its calls do not reach the interposer",
 	};
-	size_t i;
 
-	if (kind >= sizeof(why) / sizeof(why[0]) || !why[kind]) {
+	if (kind >= sizeof(why) / sizeof(why[0]) || !why[kind] ||
+	    !said_first(st, kind, path)) {
 		return;
-	}
-	for (i = 0; i < st->nsaid; i++) {
-		if (st->said[i].kind == kind &&
-		    !strcmp(st->said[i].path, path)) {
-			return;
-		}
-	}
-	if (st->nsaid < MAX_SAID) {
-		st->said[st->nsaid].kind = kind;
-		snprintf(st->said[st->nsaid].path, PL_NOTICE_PATH, "%s", path);
-		st->nsaid++;
 	}
 	if (pid > 0) {
 		plog(st, MT_LOG_WARN,
@@ -513,25 +574,21 @@ static void say_untraced(struct preload_state *st, uint32_t kind,
 	}
 }
 
-static void read_notices(struct preload_state *st)
+/* A notice record from the ring (shm.h): said, never written out. A
+ * malformed one (no NUL) is dropped: any process can write the ring. */
+static void take_notice(struct preload_state *st, const unsigned char *data,
+			size_t len)
 {
-	uint32_t n = __atomic_load_n(&st->shm->notice_next, __ATOMIC_ACQUIRE);
+	uint32_t kind;
+	int32_t pid;
 
-	if (n > PL_NOTICES) {
-		n = PL_NOTICES;
+	if (len <= PL_NOTICE_HDR || len > PL_NOTICE_HDR + PL_NOTICE_PATH ||
+	    data[len - 1] != '\0') {
+		return;
 	}
-	while (st->notices_seen < n) {
-		struct pl_notice *nt = &st->shm->notices[st->notices_seen];
-		char path[PL_NOTICE_PATH];
-
-		if (!__atomic_load_n(&nt->ready, __ATOMIC_ACQUIRE)) {
-			break; /* being written: next time */
-		}
-		memcpy(path, nt->path, sizeof(path));
-		path[sizeof(path) - 1] = '\0';
-		say_untraced(st, nt->kind, path, nt->pid);
-		st->notices_seen++;
-	}
+	memcpy(&kind, data + 4, sizeof(kind));
+	memcpy(&pid, data + 8, sizeof(pid));
+	say_untraced(st, kind, (const char *)data + PL_NOTICE_HDR, pid);
 }
 
 static const char *const *preload_command_env(void *state,
@@ -589,13 +646,44 @@ static void meta_log(void *ctx, const char *msg)
 	plog(st, MT_LOG_WARN, "%s", msg);
 }
 
+/* The emitter meta.c hands whole records to: notices are taken here,
+ * the rest goes on to the recording. */
+struct meta_em {
+	struct mt_emitter em; /* first: meta.c sees only this */
+	struct mt_emitter *out;
+	struct preload_state *st;
+};
+
+static int meta_or_notice(struct mt_emitter *em, const void *data, size_t len)
+{
+	struct meta_em *me = (struct meta_em *)(void *)em;
+
+	if (len >= 4 && !memcmp(data, PL_NOTICE_TAG, 4)) {
+		take_notice(me->st, data, len);
+		return 0;
+	}
+	return me->out->meta(me->out, data, len);
+}
+
+static int no_flush(struct mt_emitter *em)
+{
+	(void)em;
+	return -EPIPE; /* meta.c emits no event */
+}
+
 /* A metadata chunk read from the ring (here or by syscalls.c's merge). */
 static int take_meta(void *ctx, const struct mt_event *slot,
 		     struct mt_emitter *em)
 {
 	struct preload_state *st = ctx;
+	struct meta_em me = {
+		.em = { .cur = NULL, .end = NULL, .flush = no_flush,
+			.meta = meta_or_notice },
+		.out = em,
+		.st = st,
+	};
 
-	return pl_meta_take(&st->meta, slot, em, meta_log, st);
+	return pl_meta_take(&st->meta, slot, &me.em, meta_log, st);
 }
 
 /* At most max events; with end != 0, none at or past position end.
@@ -660,14 +748,6 @@ static int preload_read(void *state, struct mt_emitter *em, size_t max,
 	return n;
 }
 
-static int preload_maintain(void *state)
-{
-	struct preload_state *st = state;
-
-	read_notices(st);
-	return 0;
-}
-
 /* Everything claimed when drain() is called; a slot whose writer is alive
  * but never commits is given up after DRAIN_WAIT_NS. */
 static int preload_drain(void *state, struct mt_emitter *em)
@@ -677,11 +757,8 @@ static int preload_drain(void *state, struct mt_emitter *em)
 	uint64_t t0 = pl_now_ns(), last = st->rd.tail;
 	int n;
 
-	read_notices(st);
 	if (st->sys) {
-		n = pl_syscalls_drain(st->sys, &st->rd, em);
-		read_notices(st);
-		return n;
+		return pl_syscalls_drain(st->sys, &st->rd, em);
 	}
 	while (st->rd.tail < end) {
 		n = read_events(st, em, SIZE_MAX, end);
@@ -700,7 +777,6 @@ static int preload_drain(void *state, struct mt_emitter *em)
 			usleep(1000);
 		}
 	}
-	read_notices(st);
 	return 0;
 }
 
@@ -768,6 +844,11 @@ static void say_lost(struct preload_state *st)
 		     "%llu events of signal handlers lost: more than %d came while their thread was writing to a full ring",
 		     (unsigned long long)handlers, PL_PENDING);
 	}
+	if (st->unsaid) {
+		plog(st, MT_LOG_WARN,
+		     "%llu more notices of untraced programs not said (past %u files)",
+		     (unsigned long long)st->unsaid, MAX_SAID);
+	}
 	if (st->repairs) {
 		plog(st, MT_LOG_WARN,
 		     "the shared ring's header was written over by a traced process and put back %llu times",
@@ -828,6 +909,7 @@ static void preload_destroy(void *state)
 	if (st->efd >= 0) {
 		close(st->efd);
 	}
+	said_free(st);
 	free(st->tsc);
 	free(st);
 }
@@ -840,7 +922,6 @@ static const struct mt_source_ops preload_ops = {
 	.start = preload_start,
 	.poll_fd = preload_poll_fd,
 	.read = preload_read,
-	.maintain = preload_maintain,
 	.drain = preload_drain,
 	.set_enabled = preload_set_enabled,
 	.destroy = preload_destroy,
