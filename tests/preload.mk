@@ -103,6 +103,11 @@ endif
 TESTS += tests/test-preload-stop.sh
 dist_noinst_SCRIPTS += tests/test-preload-stop.sh
 
+# tests/test-preload-path.sh: the interposer under a path with a space or
+# a colon (which LD_PRELOAD cannot hold) records as from the build tree.
+TESTS += tests/test-preload-path.sh
+dist_noinst_SCRIPTS += tests/test-preload-path.sh
+
 # ABI 1.1 (command_env): a source built for 1.0 still loads
 check_LTLIBRARIES += tests/fixtures/source-abi10.la
 tests_fixtures_source_abi10_la_SOURCES = tests/fixtures/source-abi10.c
