@@ -146,3 +146,13 @@ tests_test_sources_agree_CFLAGS = $(TEST_CFLAGS)
 tests_test_sources_agree_LDADD = $(TEST_LIBS)
 endif
 endif
+
+# tests/test-ebpf-holds.sh: a process held for an attach is not seen
+# stopped by its shell's job control or its debugger (issue 28). Expected
+# to fail while holds are SIGSTOP (plugins/ebpf/README.md, "Holds are
+# visible"); skips without root and BPF.
+if ENABLE_EBPF
+TESTS += tests/test-ebpf-holds.sh
+XFAIL_TESTS += tests/test-ebpf-holds.sh
+endif
+dist_noinst_SCRIPTS += tests/test-ebpf-holds.sh
