@@ -3,18 +3,25 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "control.h"
 #include "log.h"
 
 #define LINE_MAX_LEN 128
+/* Two runs taking paths in one directory wait this long for each other
+ * (the lock is held for a connect, an unlink and a bind: microseconds). */
+#define DIR_LOCK_TRIES 200
+#define DIR_LOCK_WAIT_NS 10000000L
 
 struct client {
 	int fd;
@@ -25,15 +32,111 @@ struct client {
 struct mt_control {
 	char *path;
 	int listen_fd;
+	dev_t dev; /* the socket file we made: removed only if it is */
+	ino_t ino; /* still there at the end */
 	struct client clients[MT_CONTROL_MAX_CLIENTS];
 };
+
+/*
+ * Two runs given one path must not take it from each other: the one that
+ * finds a live socket there (something accepts a connect) refuses it, a
+ * stale one (refused: its run was killed) is replaced. Probing and
+ * replacing are one step under a lock on the directory, so that two runs
+ * replacing one stale socket do not remove each other's new one. Without
+ * the lock (a directory that takes none, or that another program keeps
+ * locked) the step is only nearly atomic.
+ */
+static int lock_dir(const char *path)
+{
+	struct timespec wait = { .tv_nsec = DIR_LOCK_WAIT_NS };
+	char *copy = strdup(path);
+	int fd, i;
+
+	if (!copy) {
+		return -1;
+	}
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(copy);
+	if (fd < 0) {
+		return -1;
+	}
+	for (i = 0; i < DIR_LOCK_TRIES; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			return fd;
+		}
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			break;
+		}
+		nanosleep(&wait, NULL);
+	}
+	mt_debug("--control %s: its directory could not be locked: %s",
+		 path, strerror(errno));
+	close(fd);
+	return -1;
+}
+
+/* Whether a run answers on the socket at the path: 0 stale (refused),
+ * -EADDRINUSE live, or the connect's error. */
+static int probe(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			0);
+	int err = 0;
+
+	if (fd < 0) {
+		return -errno;
+	}
+	/* EAGAIN: its backlog is full, so it is alive */
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 ||
+	    errno == EAGAIN || errno == EINPROGRESS) {
+		err = -EADDRINUSE;
+	} else if (errno != ECONNREFUSED) {
+		err = -errno;
+	}
+	close(fd);
+	return err;
+}
+
+/* Bind the path, replacing a stale socket; remember what we made. */
+static int take_path(struct mt_control *c, const struct sockaddr_un *sa)
+{
+	struct stat st;
+	mode_t old;
+	int err;
+
+	if (lstat(sa->sun_path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			/* never removed: it is not ours to remove */
+			return -EEXIST;
+		}
+		err = probe(sa);
+		if (err < 0) {
+			return err;
+		}
+		mt_debug("--control %s: replacing a stale socket",
+			 sa->sun_path);
+		if (unlink(sa->sun_path) < 0 && errno != ENOENT) {
+			return -errno;
+		}
+	}
+	/* 0600 from the start: no window in which others can connect. */
+	old = umask(0177);
+	err = bind(c->listen_fd, (const struct sockaddr *)sa, sizeof(*sa));
+	umask(old);
+	if (err < 0 || listen(c->listen_fd, MT_CONTROL_MAX_CLIENTS) < 0 ||
+	    lstat(sa->sun_path, &st) < 0) {
+		return -errno;
+	}
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	return 0;
+}
 
 int mt_control_open(const char *path, struct mt_control **out)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct mt_control *c;
-	mode_t old;
-	int err, i;
+	int dir_fd, err, i;
 
 	*out = NULL;
 	if (!path) {
@@ -58,28 +161,29 @@ int mt_control_open(const char *path, struct mt_control **out)
 		err = -errno;
 		goto error;
 	}
-	/* A stale socket from a killed run would make bind fail. Only a
-	 * socket is removed, never another kind of file. */
-	{
-		struct stat st;
-
-		if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
-			unlink(path);
-		}
+	dir_fd = lock_dir(path);
+	err = take_path(c, &sa);
+	if (dir_fd >= 0) {
+		close(dir_fd); /* and the lock with it */
 	}
-	/* 0600 from the start: no window in which others can connect. */
-	old = umask(0177);
-	err = bind(c->listen_fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (err < 0 || listen(c->listen_fd, MT_CONTROL_MAX_CLIENTS) < 0) {
-		err = -errno;
+	if (err == -EADDRINUSE) {
+		goto busy;
+	}
+	if (err < 0) {
 		goto error;
 	}
 	*out = c;
 	return 0;
 
+busy:
+	mt_err("--control %s: a live socket is there (something answers on it: another memtrack run?); it is not taken from its owner: give this run another path",
+	       path);
+	goto free;
 error:
-	mt_err("--control %s: %s", path, strerror(-err));
+	mt_err("--control %s: %s", path,
+	       err == -EEXIST ? "exists and is not a socket: not replaced" :
+				strerror(-err));
+free:
 	if (c->listen_fd >= 0) {
 		close(c->listen_fd);
 	}
@@ -238,6 +342,7 @@ void mt_control_serve(struct mt_control *c,
 
 void mt_control_close(struct mt_control *c)
 {
+	struct stat st;
 	int i;
 
 	if (!c) {
@@ -248,8 +353,14 @@ void mt_control_close(struct mt_control *c)
 			close(c->clients[i].fd);
 		}
 	}
+	/* Only the socket this run made, and before it stops listening: a
+	 * run that finds ours still answers does not take the path, so the
+	 * file checked is the file removed. */
+	if (lstat(c->path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    st.st_dev == c->dev && st.st_ino == c->ino) {
+		unlink(c->path);
+	}
 	close(c->listen_fd);
-	unlink(c->path);
 	free(c->path);
 	free(c);
 }

@@ -108,3 +108,7 @@ tests_fixtures_sink_fail_open_la_CPPFLAGS = $(AM_CPPFLAGS) -DFIXTURE_SINK
 tests_fixtures_sink_fail_open_la_LDFLAGS = $(FIXTURE_FLAGS)
 TESTS += tests/test-plugin-contracts.sh
 dist_noinst_SCRIPTS += tests/test-plugin-contracts.sh
+
+# Issue 28, item 5: one run per control socket path (the preload source)
+TESTS += tests/test-control-path.sh
+dist_noinst_SCRIPTS += tests/test-control-path.sh
