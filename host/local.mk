@@ -10,6 +10,7 @@ host_libmthost_la_SOURCES = \
 	host/spawn.c host/spawn.h \
 	host/command-env.c host/command-env.h \
 	host/control.c host/control.h \
+	host/witness.c host/witness.h \
 	host/input-guard.c host/input-guard.h \
 	host/run.c host/run.h \
 	host/source-args.c host/source-args.h \

@@ -26,12 +26,17 @@
 #include "source-args.h"
 #include "spawn.h"
 #include "stats.h"
+#include "witness.h"
 
 #define TICK_MS 100
 /* Chunks per wakeup before the poll comes round again. Signals and control
  * requests are served between every two chunks anyway; this only keeps the
  * tick regular while a ring never empties. */
 #define CHUNKS_PER_WAKEUP 256
+/* How long a signal to memtrack alone waits before it is forwarded, in
+ * case the same sender signals the whole group next: timeout(1) sends to
+ * its child and then to its group, two system calls in a row. */
+#define GROUP_GRACE_MS 20
 
 struct run {
 	const struct mt_run_opts *opts;
@@ -48,6 +53,7 @@ struct run {
 	struct mt_stats *stats;
 	int sigfd;
 	sigset_t old_mask;
+	struct mt_witness *witness; /* tells group signals (witness.h) */
 	bool have_command;
 	bool root_exited;
 	int root_status;
@@ -169,6 +175,19 @@ static int block_signals(struct run *r)
 	if (sigprocmask(SIG_BLOCK, &set, &r->old_mask) < 0) {
 		return -errno;
 	}
+	/* A pipe or socket whose reader has gone (the held command killed
+	 * before exec, a sink's stdout, a control client) is an error to
+	 * handle, never memtrack's death. The command gets the caller's
+	 * disposition back (host/spawn.c). */
+	if (sigaction(SIGPIPE,
+		      &(struct sigaction){ .sa_handler = SIG_IGN },
+		      &r->spawn.sigpipe) < 0) {
+		return -errno;
+	}
+	if (r->have_command) {
+		/* with the signals blocked: it must not die of one */
+		r->witness = mt_witness_start(&set);
+	}
 	r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (r->sigfd < 0) {
 		mt_err("signalfd: %s", strerror(errno));
@@ -267,6 +286,27 @@ static void reap(struct run *r)
 	}
 }
 
+/*
+ * Whether the command got the signal memtrack got: a signal sent to the
+ * process group they share (a terminal's, timeout's, `kill -TERM -PGID`,
+ * systemd's) reached both, one sent to memtrack alone did not. Without a
+ * witness only a terminal's (SI_KERNEL) is known to be a group's. A
+ * command that has moved to a group of its own gets every signal from
+ * memtrack; its witness copy is taken all the same.
+ */
+static bool command_got(struct run *r, const struct signalfd_siginfo *si)
+{
+	bool same_group = getpgid(r->spawn.pid) == getpgrp();
+	bool group;
+
+	if (!r->witness) {
+		return same_group && si->ssi_code == SI_KERNEL;
+	}
+	group = mt_witness_group_got(r->witness, (int)si->ssi_signo,
+				     same_group ? GROUP_GRACE_MS : 0);
+	return same_group && group;
+}
+
 static void handle_signals(struct run *r)
 {
 	struct signalfd_siginfo si;
@@ -284,16 +324,18 @@ static void handle_signals(struct run *r)
 		if (r->have_command && r->spawn.pid < 0) {
 			/* Before the command exists (loading the source
 			 * takes a while): it gets the signal as it starts,
-			 * whoever sent it, and the file is completed. */
+			 * whoever sent it, and the file is completed. The
+			 * witness's copy is taken so that it is not counted
+			 * for a later signal. */
+			mt_witness_group_got(r->witness, (int)si.ssi_signo, 0);
 			r->early_signal = (int)si.ssi_signo;
 			continue;
 		}
-		/* Forward it as a terminal would. A signal from the terminal
-		 * (SI_KERNEL) reached the command's process group already:
-		 * sending it again would count twice. memtrack itself goes
-		 * on until the tree has exited, to finish the file. */
+		/* Forward it unless the command has it already. memtrack
+		 * itself goes on until the tree has exited, to finish the
+		 * file. */
 		if (r->have_command && !r->root_exited &&
-		    si.ssi_code != SI_KERNEL) {
+		    !command_got(r, &si)) {
 			kill(r->spawn.pid, (int)si.ssi_signo);
 		}
 		mt_debug("got signal %u", si.ssi_signo);
@@ -571,6 +613,8 @@ static void cleanup(struct run *r)
 	if (r->sigfd >= 0) {
 		close(r->sigfd);
 	}
+	mt_witness_stop(r->witness);
+	sigaction(SIGPIPE, &r->spawn.sigpipe, NULL);
 	sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
 	mt_host_set_stats(NULL);
 	mt_stats_close(r->stats);

@@ -62,17 +62,19 @@ static int sudo_creds(struct creds *c)
 }
 
 static void child(char *const argv[], char *const envp[],
-		  const sigset_t *mask, int gate, int errfd,
-		  const struct creds *c)
+		  const sigset_t *mask, const struct sigaction *sigpipe,
+		  int gate, int errfd, const struct creds *c)
 {
 	char go = 0;
 	int e;
 
-	sigprocmask(SIG_SETMASK, mask, NULL);
-	/* Wait for the source to be armed. EOF without the byte means the
-	 * parent gave up (or died): do not run the command untraced. */
+	/* Held with memtrack's mask: a signal that comes now (a Ctrl-C to
+	 * the group while the source sets up) waits, and memtrack, which
+	 * cannot be killed by it, arms the source for a live process. */
 	while (read(gate, &go, 1) < 0 && errno == EINTR) {
 	}
+	/* EOF without the byte means the parent gave up (or died): do not
+	 * run the command untraced. */
 	if (go != 'g') {
 		_exit(127);
 	}
@@ -82,6 +84,13 @@ static void child(char *const argv[], char *const envp[],
 		e = errno;
 		goto fail;
 	}
+	/* The caller's SIGPIPE disposition and mask, not memtrack's. A
+	 * signal that came while held is then delivered, before exec: the
+	 * child dies of it as the command would at its first instruction
+	 * (or ignores it as the command would), and memtrack reports
+	 * 128+N as for the command. */
+	sigaction(SIGPIPE, sigpipe, NULL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
 	if (envp) {
 		execvpe(argv[0], argv, envp);
 	} else {
@@ -121,7 +130,8 @@ int mt_spawn_held(char *const argv[], const sigset_t *sigmask,
 	if (sp->pid == 0) {
 		close(gate[1]);
 		close(errp[0]);
-		child(argv, sp->envp, sigmask, gate[0], errp[1], &c);
+		child(argv, sp->envp, sigmask, &sp->sigpipe, gate[0], errp[1],
+		      &c);
 	}
 	close(gate[0]);
 	close(errp[1]);
@@ -146,6 +156,8 @@ int mt_spawn_release(struct mt_spawn *sp, const char *cmd)
 	ssize_t n;
 	int e = 0;
 
+	/* EPIPE (memtrack ignores SIGPIPE): a signal killed the held child
+	 * already. Not an exec failure: reaping it gives its status. */
 	while (write(sp->gate_fd, "g", 1) < 0 && errno == EINTR) {
 	}
 	close(sp->gate_fd);

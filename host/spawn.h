@@ -20,9 +20,16 @@ struct mt_spawn {
 	int err_fd;  /* child writes its exec errno here (CLOEXEC) */
 	char *const *envp; /* the command's environment; NULL: memtrack's.
 			    * Set by the caller before mt_spawn_held(). */
+	struct sigaction sigpipe; /* the caller's SIGPIPE disposition,
+				   * given back to the command (memtrack
+				   * ignores SIGPIPE). Set by the caller. */
 };
 
-/* Fork the held child. sigmask is restored in the child before exec.
+/* Fork the held child. It waits with the caller's current mask (memtrack
+ * blocks the signals it takes), so that a signal sent while it is held
+ * waits too; sigmask and sp->sigpipe are restored in the child just
+ * before exec, and a signal pending then acts on the child as on the
+ * command.
  * Started through sudo (SUDO_UID/SUDO_GID set, running as root), the
  * command runs as that user. Returns 0 or a negative errno (logged). */
 int mt_spawn_held(char *const argv[], const sigset_t *sigmask,

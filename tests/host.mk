@@ -112,3 +112,13 @@ dist_noinst_SCRIPTS += tests/test-plugin-contracts.sh
 # Issue 28, item 5: one run per control socket path (the preload source)
 TESTS += tests/test-control-path.sh
 dist_noinst_SCRIPTS += tests/test-control-path.sh
+
+# Issue 28, items 3 and 4: Ctrl-C, SIGTERM and SIGHUP at any moment of
+# start-up give 128+N and a valid file, never SIGPIPE; a signal reaches
+# the command once, sent to memtrack alone or to the group. The preload
+# source always, ebpf with root and BPF.
+check_PROGRAMS += tests/progs/sig-count
+tests_progs_sig_count_SOURCES = tests/progs/sig-count.c
+TESTS += tests/test-startup-signals.sh tests/test-group-signals.sh
+dist_noinst_SCRIPTS += tests/test-startup-signals.sh \
+	tests/test-group-signals.sh

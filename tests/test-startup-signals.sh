@@ -1,0 +1,95 @@
+#!/bin/sh
+# Ctrl-C at any moment of start-up (issue 28, item 3): SIGINT to the
+# process group, as a terminal sends it, at 20 points spread over the
+# first 0.7 s (25 runs), and SIGTERM and SIGHUP at a few of them. Every
+# run exits 128+N (the command dies of the signal, held or running) and
+# leaves a file `memtrack dump` reads; memtrack never dies itself (141 was
+# SIGPIPE: the held child killed, memtrack wrote its start byte into a pipe
+# with no reader). The preload source always; ebpf with root and BPF
+# (skipped without, a failure under MEMTRACK_REQUIRE_BPF=1).
+#
+# The clock starts when memtrack has blocked SIGINT: before that, as for
+# any program before its main(), a Ctrl-C kills it.
+set -u
+
+: "${MT_BUILDDIR:?}" "${MT_SRCDIR:?}"
+. "$MT_SRCDIR/tests/lib.sh"
+
+sources=preload
+if [ -z "${MEMTRACK_NO_BPF:-}" ] && [ "$(id -u)" -eq 0 ] &&
+	"$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
+	sources="ebpf preload"
+elif [ "${MEMTRACK_REQUIRE_BPF:-0}" = 1 ]; then
+	echo "FAIL: BPF required: the ebpf source cannot run here"
+	exit 99
+else
+	echo "note: ebpf not available here: preload only"
+fi
+
+for src in $sources; do
+	$PY - "$MT" "$src" "$T" >"$T/$src.out" 2>&1 <<'PYEOF'
+import os, signal, subprocess, sys, time
+mt, src, tmp = sys.argv[1:4]
+SIGINT, SIGTERM, SIGHUP = signal.SIGINT, signal.SIGTERM, signal.SIGHUP
+points = [0.7 * i / 19 for i in range(20)]
+runs = [(SIGINT, points[i % 20]) for i in range(25)]
+runs += [(s, d) for s in (SIGTERM, SIGHUP) for d in (0.0, 0.15, 0.4)]
+
+def blocks_sigint(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("SigBlk:"):
+                    return int(line.split()[1], 16) & (1 << (SIGINT - 1))
+    except OSError:
+        pass
+    return False
+
+bad = 0
+for n, (sig, delay) in enumerate(runs):
+    out = "%s/%s-%d.mt" % (tmp, src, n)
+    p = subprocess.Popen([mt, "-q", "--source", src, "--sink", "file:" + out,
+                          "--", "sleep", "10"], start_new_session=True,
+                         stderr=subprocess.PIPE)
+    t0 = time.monotonic()
+    while not blocks_sigint(p.pid) and time.monotonic() - t0 < 5:
+        time.sleep(0.0005)
+    time.sleep(delay)
+    os.killpg(p.pid, sig)
+    try:
+        err = p.communicate(timeout=30)[1].decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        err = p.communicate()[1].decode(errors="replace")
+        print("FAIL: %s %s at %.3f s: memtrack did not end" % (src, sig.name, delay))
+        bad += 1
+        continue
+    rc = p.returncode
+    want = 128 + sig
+    d = subprocess.run([mt, "dump", out], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE)
+    what = "%s %s at %.3f s" % (src, sig.name, delay)
+    if rc != want:
+        how = ("killed by %s" % signal.Signals(-rc).name) if rc < 0 else "exit %d" % rc
+        print("FAIL: %s: %s, want exit %d %s" % (what, how, want, err.strip()))
+        bad += 1
+    elif d.returncode != 0:
+        print("FAIL: %s: the file is not valid: %s" % (what, d.stderr.decode(errors="replace").strip()))
+        bad += 1
+    else:
+        print("ok: %s: exit %d, file valid (%d bytes)" % (what, rc, os.path.getsize(out)))
+    try:
+        os.unlink(out)
+    except OSError:
+        pass
+sys.exit(1 if bad else 0)
+PYEOF
+	rc=$?
+	cat "$T/$src.out"
+	if [ $rc -eq 0 ]; then
+		ok "$src: every signal of start-up gave 128+N and a valid file"
+	else
+		fail "$src: $(grep -c FAIL "$T/$src.out") of $(wc -l <"$T/$src.out") runs went wrong"
+	fi
+done
+finish
