@@ -11,7 +11,7 @@
 #   stopped    a frozen memtrack left its producers waiting forever
 #   reused     memtrack SIGKILLed, its pid reused: the same (root)
 #   pidns      in a new pid namespace 93% of the events were dropped,
-#              exit 0 (root)
+#              exit 0, and events carried the namespace's pids (root)
 #   seccomp    under an allow-list of its own calls the program was killed
 #              with SIGSYS (gettid, getpid, pidfd_open)
 #   closefds   a child exec'd with its descriptors closed (Python's
@@ -159,6 +159,34 @@ else
 		--sink "file:$T/nsu.mt" -- unshare --user --map-root-user \
 		--pid --fork --mount-proc "$H" loop 1000000
 	count_is "pidns+userns" "$T/nsu.mt" 1000000
+	# one pid per process, memtrack's: the interposer's events (of the
+	# namespace's ids, translated) and BPF's Mmaps (memtrack's) agree,
+	# threads included; without BPF the ids are found in /proc
+	expect_exit 0 "pidns ids: exit 0" -- timeout 120 "$MT" -q \
+		--source preload --sink "file:$T/ids.mt" -- unshare --pid \
+		--fork --mount-proc "$MT_BUILDDIR/tests/progs/alloc-storm" 2 3 20000
+	"$MT" dump "$T/ids.mt" | grep '"type":"Malloc"' |
+		sed 's/^{"pid":\([0-9]*\),.*/\1/' | sort -u >"$T/mpids"
+	"$MT" dump "$T/ids.mt" | grep '"type":"Mmap"' |
+		sed 's/^{"pid":\([0-9]*\),.*/\1/' | sort -u >"$T/bpids"
+	if [ "$(wc -l <"$T/mpids")" -eq 4 ] && [ -z "$(comm -23 "$T/mpids" "$T/bpids")" ]; then
+		ok "pidns ids: the 4 processes' mallocs carry the pids of their BPF Mmaps"
+	else
+		fail "pidns ids: malloc pids $(tr '\n' ' ' <"$T/mpids"), Mmap pids $(tr '\n' ' ' <"$T/bpids")"
+	fi
+	n=$("$MT" dump "$T/ids.mt" | grep -c '"type":"Malloc".*"size":700[0-9][0-9][,}]')
+	[ "$n" -eq 120000 ] && ok "pidns ids: 120000 mallocs of the 6 threads" ||
+		fail "pidns ids: $n mallocs of the 6 threads, want 120000"
+	n=$("$MT" dump "$T/ids.mt" | grep '"type":"Malloc".*"size":700[0-9][0-9][,}]' |
+		sed 's/^{"pid":[0-9]*,"tid":\([0-9]*\),.*/\1/' | sort -u | wc -l)
+	[ "$n" -eq 6 ] && ok "pidns ids: 6 threads" || fail "pidns ids: $n threads, want 6"
+	"$MT" dump "$T/ns.mt" | grep '"size":4321' |
+		sed 's/^{"pid":\([0-9]*\),"tid":\([0-9]*\),.*/\1 \2/' | sort -u >"$T/ids"
+	if [ "$(wc -l <"$T/ids")" -eq 1 ] && ! grep -q '^1 ' "$T/ids"; then
+		ok "pidns ids without BPF: $(cat "$T/ids"), not the namespace's 1"
+	else
+		fail "pidns ids without BPF: $(tr '\n' ' ' <"$T/ids")"
+	fi
 	expect_exit 0 "memtrack in a pid namespace: exit 0" -- timeout 120 \
 		unshare --pid --fork --mount-proc "$MT" -q $P \
 		--sink "file:$T/nsm.mt" -- "$H" loop 1000000

@@ -74,6 +74,7 @@ struct pl_thread {
 	int claiming;  /* holds a claim on a slot (pl_ring_put_ex) */
 	int resolving; /* inside dlsym(): serve from the arena */
 	uint32_t tid;  /* 0: not known yet */
+	uint32_t hello; /* 1: said hello (in another pid namespace) */
 	void *outer;   /* the real function the outermost hook called */
 	int own;       /* in --stacks' own work: its mmaps are marked */
 	uint32_t npend;
@@ -101,6 +102,9 @@ static int32_t my_pid;
  * descriptor), so that a thread's id costs no gettid(), which a program
  * under a seccomp allow-list may never make; -1: ask the kernel */
 static int tid_offset = -1;
+/* our pid namespace's inode when it is not memtrack's, else 0: events
+ * carry it, so that the source gives them memtrack's ids (pidns.h) */
+static uint64_t ns_tag;
 
 /* ------------------------------------------------------------------ */
 /* Bootstrap arena                                                     */
@@ -474,10 +478,27 @@ static int seccomp_filtered(void)
 	return *p == '2';
 }
 
+/* Is our pid namespace another than memtrack's? (A parent that unshared
+ * CLONE_NEWPID, or setns, puts its children in another.) */
+static uint64_t foreign_pidns(void)
+{
+	struct stat st;
+
+	if (!shm || !shm->pidns || stat("/proc/self/ns/pid", &st) ||
+	    (uint64_t)st.st_ino == shm->pidns) {
+		return 0;
+	}
+	return (uint64_t)st.st_ino;
+}
+
 static void after_fork_child(void)
 {
 	/* the only thread of the child: its id is the child's pid */
 	self.tid = 0;
+	self.hello = 0;
+	if (!ring.quiet) {
+		ns_tag = foreign_pidns();
+	}
 	my_pid = tid_offset >= 0 ? (int32_t)thread_id() :
 				   (int32_t)syscall(SYS_getpid);
 }
@@ -521,6 +542,7 @@ static const char *attach_error(const char *env, int quiet)
 		return "the shared memory is of another memtrack version";
 	}
 	ring.quiet = (uint32_t)quiet;
+	ns_tag = foreign_pidns();
 	use_tsc = __atomic_load_n(&shm->tsc, __ATOMIC_RELAXED) == 1;
 	syscalls_bpf = __atomic_load_n(&shm->syscalls_bpf, __ATOMIC_RELAXED);
 	return NULL;
@@ -660,6 +682,22 @@ static void put_pending(void)
 }
 
 static void put_slot(struct mt_event *ev);
+static int put_notice_chunk(const struct mt_event *ev, void *ctx);
+
+/* Before a thread's first event from another pid namespace: its ids, so
+ * that memtrack finds it in /proc while it lives (pidns.h). */
+static void say_hello(int32_t pid, int32_t tid)
+{
+	unsigned char rec[PL_HELLO_LEN];
+	uint32_t id = __atomic_fetch_add(&shm->next_meta_id, 1,
+					 __ATOMIC_RELAXED);
+
+	memcpy(rec, PL_HELLO_TAG, 4);
+	memcpy(rec + 4, &ns_tag, sizeof(ns_tag));
+	memcpy(rec + 12, &pid, sizeof(pid));
+	memcpy(rec + 16, &tid, sizeof(tid));
+	pl_meta_cut(id, rec, sizeof(rec), put_notice_chunk, NULL);
+}
 
 static void emit(unsigned int kind, uint64_t addr, uint64_t size,
 		 uint64_t old, unsigned int flags, uint32_t stack)
@@ -686,7 +724,12 @@ static void emit(unsigned int kind, uint64_t addr, uint64_t size,
 	ev.flags = (uint8_t)(flags | (stack ? MT_EVF_STACK : 0));
 	ev.reserved0 = 0;
 	ev.stack_id = stack;
-	ev.reserved[0] = ev.reserved[1] = 0;
+	ev.reserved[0] = 0;
+	ev.reserved[1] = ns_tag;
+	if (__builtin_expect(ns_tag != 0, 0) && !self.hello && !pl_in_vfork) {
+		self.hello = 1;
+		say_hello(ev.pid, ev.tid);
+	}
 	put_slot(&ev);
 }
 

@@ -12,6 +12,7 @@ plugins_source_preload_la_SOURCES = plugins/preload/source.c $(PRELOAD_COMMON) \
 	plugins/preload/meta.c plugins/preload/meta.h \
 	plugins/preload/syscalls.c plugins/preload/syscalls.h \
 	plugins/preload/detacher.c plugins/preload/detacher.h \
+	plugins/preload/pidns.c plugins/preload/pidns.h \
 	plugins/preload/preload-path.c plugins/preload/preload-path.h \
 	plugins/preload/selfdeps.c plugins/preload/selfdeps.h
 plugins_source_preload_la_CPPFLAGS = $(AM_CPPFLAGS) \

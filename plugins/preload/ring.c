@@ -524,8 +524,11 @@ void pl_ring_advance(struct pl_reader *rd)
 int pl_ring_take(struct pl_reader *rd, const struct mt_event *e,
 		 struct mt_event *out)
 {
+	uint64_t ns;
+
 	/* one copy, then checks on the copy: the slot may change under us */
 	memcpy(out, e, sizeof(*out));
+	ns = out->reserved[1]; /* a producer's pid namespace, if not ours */
 	out->reserved[0] = 0;
 	out->reserved[1] = 0;
 	pl_ring_advance(rd);
@@ -534,6 +537,9 @@ int pl_ring_take(struct pl_reader *rd, const struct mt_event *e,
 		/* not an event a producer writes (P5) */
 		rd->corrupt++;
 		return -1;
+	}
+	if (__builtin_expect(ns != 0, 0) && rd->xlate) {
+		rd->xlate(rd->xlate_ctx, ns, out);
 	}
 	return 0;
 }

@@ -94,6 +94,10 @@ struct pl_reader {
 			       * be one the protocol writes (a stray write) */
 	uint64_t published;   /* the tail as last published (the watcher
 			       * puts it back if a process overwrote it) */
+	/* an event tagged with another pid namespace (reserved[1]):
+	 * its ids into memtrack's (pidns.h); NULL: left as they are */
+	void (*xlate)(void *ctx, uint64_t ns, struct mt_event *ev);
+	void *xlate_ctx;
 };
 
 /* With shm->tsc, tsc converts the events' timestamps as they are first

@@ -48,6 +48,11 @@
  * fills up for good, as a table of notices would (one per exec).
  */
 #define PL_NOTICE_TAG "MTKN"
+/* A hello (metadata record, as a notice): PL_HELLO_TAG, then u64 pid
+ * namespace inode, i32 pid, i32 tid of a thread that is about to record
+ * its first event from another pid namespace than memtrack's (pidns.h). */
+#define PL_HELLO_TAG "MTKH"
+#define PL_HELLO_LEN 20
 #define PL_NOTICE_HDR 12
 #define PL_NOTICE_PATH 4096
 
@@ -138,6 +143,10 @@ struct pl_shm {
 				* brk (syscalls.c); the hooks do not */
 	uint32_t tsc;          /* 1: events carry raw TSC counts, which
 				* the consumer turns into ns (tsc.h) */
+	uint64_t pidns;        /* the inode of memtrack's pid namespace: a
+				* producer in another one tags its events
+				* with its own (reserved[1]) and says hello
+				* (PL_HELLO_TAG), pidns.h */
 
 	/* written by the consumer */
 	_Alignas(PL_CACHELINE) uint64_t tail; /* positions below are read */

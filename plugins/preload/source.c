@@ -60,6 +60,7 @@
 
 #include "execcheck.h"
 #include "meta.h"
+#include "pidns.h"
 #include "preload-path.h"
 #include "ring.h"
 #include "shm.h"
@@ -114,6 +115,7 @@ struct preload_state {
 	enum { CLOCK_AUTO, CLOCK_TSC, CLOCK_MONO } clock;
 	struct pl_tsc *tsc; /* clock tsc: the ring's timestamps to ns */
 	struct pl_syscalls *sys; /* NULL: libc mode */
+	struct pl_pidns *pidns; /* ids of other pid namespaces (pidns.h) */
 	struct said *said;
 	size_t said_cap, nsaid;
 	uint64_t unsaid; /* notices past MAX_SAID files */
@@ -251,6 +253,11 @@ static int find_interposer(struct preload_state *st)
 	return -ENOENT;
 }
 
+static void xlate(void *ctx, uint64_t ns, struct mt_event *ev)
+{
+	pl_pidns_xlate(ctx, ns, ev);
+}
+
 static int make_shm(struct preload_state *st)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -312,11 +319,25 @@ static int make_shm(struct preload_state *st)
 	n = st->ring_size / sizeof(struct mt_event);
 	st->shm->map_size = st->map_size;
 	st->shm->consumer_pid = (int32_t)getpid();
+	{
+		struct stat ns;
+
+		/* 0 (no /proc): nobody tags, ids stay as they come */
+		if (stat("/proc/self/ns/pid", &ns) == 0) {
+			st->shm->pidns = (uint64_t)ns.st_ino;
+		}
+	}
 	pl_ring_init(st->shm, n, header);
 	st->shm->stack_depth = st->stack_depth;
 	st->shm->version = PL_VERSION;
 	__atomic_store_n(&st->shm->magic, PL_MAGIC, __ATOMIC_RELEASE);
 	pl_reader_init(&st->rd, st->shm, st->tsc);
+	st->pidns = pl_pidns_new();
+	if (!st->pidns) {
+		return -ENOMEM;
+	}
+	st->rd.xlate = xlate;
+	st->rd.xlate_ctx = st->pidns;
 
 	snprintf(st->env_preload, sizeof(st->env_preload), "LD_PRELOAD=%s",
 		 st->preload_lib);
@@ -473,6 +494,7 @@ static int preload_create(const struct mt_host *host, const char *args,
 	if (!err && st->sys) {
 		/* before the command runs: the hooks leave them to BPF */
 		st->shm->syscalls_bpf = 1;
+		pl_pidns_set_lookup(st->pidns, pl_syscalls_nsid, st->sys);
 		pl_syscalls_set_meta(st->sys, take_meta, st);
 	}
 	if (err) {
@@ -662,6 +684,16 @@ static int meta_or_notice(struct mt_emitter *em, const void *data, size_t len)
 		take_notice(me->st, data, len);
 		return 0;
 	}
+	if (len == PL_HELLO_LEN && !memcmp(data, PL_HELLO_TAG, 4)) {
+		uint64_t ns;
+		int32_t pid, tid;
+
+		memcpy(&ns, (const char *)data + 4, sizeof(ns));
+		memcpy(&pid, (const char *)data + 12, sizeof(pid));
+		memcpy(&tid, (const char *)data + 16, sizeof(tid));
+		pl_pidns_hello(me->st->pidns, ns, pid, tid);
+		return 0;
+	}
 	return me->out->meta(me->out, data, len);
 }
 
@@ -844,6 +876,11 @@ static void say_lost(struct preload_state *st)
 		     "%llu events of signal handlers lost: more than %d came while their thread was writing to a full ring",
 		     (unsigned long long)handlers, PL_PENDING);
 	}
+	if (pl_pidns_untranslated(st->pidns)) {
+		plog(st, MT_LOG_WARN,
+		     "%llu events of processes in other pid namespaces keep their namespace's ids: the threads were gone before memtrack could find them in /proc",
+		     (unsigned long long)pl_pidns_untranslated(st->pidns));
+	}
 	if (st->unsaid) {
 		plog(st, MT_LOG_WARN,
 		     "%llu more notices of untraced programs not said (past %u files)",
@@ -910,6 +947,7 @@ static void preload_destroy(void *state)
 		close(st->efd);
 	}
 	said_free(st);
+	pl_pidns_free(st->pidns);
 	free(st->tsc);
 	free(st);
 }

@@ -107,6 +107,69 @@ struct {
 	__type(value, struct span);
 } self_span SEC(".maps");
 
+/* A task's id in a pid namespace below memtrack's -> its id in memtrack's
+ * (0: the initial one), noted at fork for every thread of the tree: the
+ * interposer of a process in a container knows only its namespace's ids,
+ * and the thread may be gone when the source reads its events (pidns.h).
+ * LRU: a thread's entry outlives it as long as the map has room. */
+struct nsid_key {
+	u64 ns; /* the inode of the task's own (innermost) pid namespace */
+	u32 id;
+	u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct nsid_key);
+	__type(value, u32);
+} nsids SEC(".maps");
+
+#define MAX_PIDNS_LEVEL 32
+
+static __always_inline void note_nsid(struct task_struct *child)
+{
+	struct pid *p = BPF_CORE_READ(child, thread_pid);
+	unsigned int level = BPF_CORE_READ(p, level), mine = 0, i;
+	struct nsid_key key = {};
+	struct upid in, out;
+	u32 outer;
+
+	if (!level || level >= MAX_PIDNS_LEVEL) {
+		return;
+	}
+	if (pidns_ino) {
+		/* memtrack's own level: where its namespace is on the way */
+		for (i = 0; i < MAX_PIDNS_LEVEL; i++) {
+			struct upid u;
+
+			if (i > level) {
+				return; /* not below memtrack's: none of ours */
+			}
+			if (bpf_probe_read_kernel(&u, sizeof(u), &p->numbers[i])) {
+				return;
+			}
+			if (BPF_CORE_READ(u.ns, ns.inum) == pidns_ino) {
+				mine = i;
+				break;
+			}
+		}
+		if (i == MAX_PIDNS_LEVEL || mine == level) {
+			return;
+		}
+	}
+	if (bpf_probe_read_kernel(&in, sizeof(in),
+				  &p->numbers[level & (MAX_PIDNS_LEVEL - 1)]) ||
+	    bpf_probe_read_kernel(&out, sizeof(out),
+				  &p->numbers[mine & (MAX_PIDNS_LEVEL - 1)])) {
+		return;
+	}
+	key.ns = BPF_CORE_READ(in.ns, ns.inum);
+	key.id = (u32)in.nr;
+	outer = (u32)out.nr;
+	bpf_map_update_elem(&nsids, &key, &outer, BPF_ANY);
+}
+
 static __always_inline int is_tracked(u64 id)
 {
 	u32 tgid = id >> 32;
@@ -293,6 +356,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!is_tracked(id)) {
 		return 0;
 	}
+	note_nsid(child);
 	tgid = BPF_CORE_READ(child, tgid);
 	pid = BPF_CORE_READ(child, pid);
 	if (tgid != pid) {

@@ -1084,6 +1084,23 @@ uint64_t pl_syscalls_unrecorded(struct pl_syscalls *sc)
 	return __atomic_load_n(&sc->skel->bss->unrecorded, __ATOMIC_RELAXED);
 }
 
+int32_t pl_syscalls_nsid(void *ctx, uint64_t ns, int32_t id)
+{
+	struct pl_syscalls *sc = ctx;
+	struct {
+		uint64_t ns;
+		uint32_t id;
+		uint32_t pad;
+	} key = { ns, (uint32_t)id, 0 };
+	uint32_t outer = 0;
+
+	if (!sc || bpf_map_lookup_elem(bpf_map__fd(sc->skel->maps.nsids), &key,
+				       &outer)) {
+		return 0;
+	}
+	return (int32_t)outer;
+}
+
 size_t pl_syscalls_ring_size(struct pl_syscalls *sc)
 {
 	return sc->ring_size;
@@ -1231,6 +1248,14 @@ uint64_t pl_syscalls_untracked(struct pl_syscalls *sc)
 uint64_t pl_syscalls_unrecorded(struct pl_syscalls *sc)
 {
 	(void)sc;
+	return 0;
+}
+
+int32_t pl_syscalls_nsid(void *sc, uint64_t ns, int32_t id)
+{
+	(void)sc;
+	(void)ns;
+	(void)id;
 	return 0;
 }
 

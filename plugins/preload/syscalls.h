@@ -79,4 +79,8 @@ size_t pl_syscalls_ring_size(struct pl_syscalls *sc);
 /* Detaches everything; NULL is fine. */
 void pl_syscalls_destroy(struct pl_syscalls *sc);
 
+/* memtrack's id of task id of pid namespace ns (its inode), as BPF noted
+ * it at the task's fork; 0 when unknown (pidns.h). */
+int32_t pl_syscalls_nsid(void *sc, uint64_t ns, int32_t id);
+
 #endif /* MT_PRELOAD_SYSCALLS_H */
