@@ -415,10 +415,11 @@ START_TEST(test_no_loss)
 }
 END_TEST
 
-/* The first child of process pid (memtrack's command). */
-static int child_of(int pid)
+/* The child of process pid named comm (memtrack's command: memtrack has
+ * helper processes of its own among its children). */
+static int child_of(int pid, const char *comm)
 {
-	char path[64], buf[64];
+	char path[64], buf[1024], name[64], *p, *end;
 	int fd, child = 0;
 	ssize_t n;
 
@@ -429,9 +430,30 @@ static int child_of(int pid)
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	if (n > 0) {
-		buf[n] = '\0';
-		child = atoi(buf);
+	if (n <= 0) {
+		return 0;
+	}
+	buf[n] = '\0';
+	for (p = buf; !child; p = end) {
+		long c = strtol(p, &end, 10);
+
+		if (end == p) {
+			break;
+		}
+		snprintf(path, sizeof(path), "/proc/%ld/comm", c);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			continue;
+		}
+		n = read(fd, name, sizeof(name) - 1);
+		close(fd);
+		if (n > 0) {
+			name[n] = '\0';
+			name[strcspn(name, "\n")] = '\0';
+			if (!strcmp(name, comm)) {
+				child = (int)c;
+			}
+		}
 	}
 	return child;
 }
@@ -490,7 +512,7 @@ START_TEST(test_kill_memtrack)
 	t0 = now_ms();
 	while (now_ms() - t0 < 10000 && !waited) {
 		if (!prog) {
-			prog = child_of(t.pid);
+			prog = child_of(t.pid, "alloc-stress");
 		}
 		waited = prog && worker_waits(prog);
 		usleep(20000);
