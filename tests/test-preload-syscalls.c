@@ -123,6 +123,8 @@ static size_t mmap_sizes(const struct ebpf_trace *t, uint64_t **out)
  * map one more anonymous page run (or a larger one: the main thread's TLS
  * block) before the program's first instruction; nothing tells it from
  * the program's own (docs/architecture.md, "The preload source").
+ * That run may also be of another size than under eBPF (at most 16 KiB
+ * either way): then it is the one extra.
  * Every call the program reports is recorded exactly.
  * With cache set (--stacks), one more pair is allowed: ld.so maps and
  * unmaps /etc/ld.so.cache again when the interposer opens libunwind.
@@ -135,6 +137,7 @@ static void check_like_ebpf_opts(const char *prog, const char *const *opts,
 	uint64_t *ze, *zp, extra_bytes = 0, cache_size = 0;
 	size_t ne, np, i, j, extra = 0;
 	struct stat st;
+	int missed = 0;
 
 	if (cache) {
 		ck_assert_int_eq(stat("/etc/ld.so.cache", &st), 0);
@@ -156,6 +159,14 @@ static void check_like_ebpf_opts(const char *prog, const char *const *opts,
 		while (j < np && zp[j] < ze[i]) {
 			extra++;
 			extra_bytes += zp[j++];
+		}
+		if (!(j < np && zp[j] == ze[i]) && ze[i] <= 16384 && !missed) {
+			/* ld.so's start-up run may differ in size, not only in
+			 * number: how much its minimal allocator needs depends
+			 * on the environment (LD_PRELOAD's path among it); the
+			 * other size counts as the one extra below */
+			missed = 1;
+			continue;
 		}
 		ck_assert_msg(j < np && zp[j] == ze[i],
 			      "%s: the eBPF source's Mmap of %llu bytes is missing under preload",
