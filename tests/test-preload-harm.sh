@@ -16,6 +16,8 @@
 #              with SIGSYS (gettid, getpid, pidfd_open)
 #   closefds   a child exec'd with its descriptors closed (Python's
 #              subprocess) could not wake memtrack: 13-20x slower
+#   verdicts   from the 1025th process on, as root with --stacks, the
+#              interposer's libraries counted as the program's (root)
 #   notices    after 128 execs of one untraced program, no other untraced
 #              program was named (a table of notices, one per exec)
 # The programs are tests/progs/ring-harm (HARM_SIZE = 4321-byte pairs) and
@@ -186,6 +188,21 @@ else
 		ok "pidns ids without BPF: $(cat "$T/ids"), not the namespace's 1"
 	else
 		fail "pidns ids without BPF: $(tr '\n' ' ' <"$T/ids")"
+	fi
+	# verdicts: the interposer's own libraries are told from the
+	# program's by a verdict per process, which came from a table of
+	# 1024: from the 1025th process on, their Mmaps counted as the
+	# program's (--stacks as root: 18 Mmaps a process instead of 9)
+	expect_exit 0 "verdicts: exit 0" -- timeout 300 "$MT" -q \
+		--source preload --stacks --sink "file:$T/ve.mt" -- sh -c \
+		"i=0; while [ \$i -lt 1100 ]; do \"$MT_BUILDDIR/tests/progs/alloc-basic\" >/dev/null; i=\$((i + 1)); done"
+	"$MT" dump "$T/ve.mt" | grep '"type":"Mmap"' |
+		sed 's/^{"pid":\([0-9]*\),.*/\1/' | sort | uniq -c |
+		awk '{print $1}' | sort | uniq -c >"$T/per"
+	if [ "$(wc -l <"$T/per")" -eq 1 ] && [ "$(awk '{print $1}' "$T/per")" -eq 1101 ]; then
+		ok "verdicts: 1101 processes, $(awk '{print $2}' "$T/per") Mmaps each"
+	else
+		fail "verdicts: Mmaps per process: $(tr '\n' ' ' <"$T/per")"
 	fi
 	expect_exit 0 "memtrack in a pid namespace: exit 0" -- timeout 120 \
 		unshare --pid --fork --mount-proc "$MT" -q $P \
