@@ -12,7 +12,8 @@ for arg in "$@"; do
 	*/test-stress.sh | */test-vma-busy.sh | */test-untracked.sh | \
 	*/test-ebpf-holds.sh | \
 	*/test-sources-agree | */test-preload-syscalls | */test-unwind | \
-	*/test-startup-signals.sh | */test-group-signals.sh)
+	*/test-startup-signals.sh | */test-group-signals.sh | \
+	*/test-preload-harm.sh)
 		mode=-x
 		;;
 	esac
