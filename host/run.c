@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -259,8 +261,66 @@ static int status_code(int status)
 	return 1;
 }
 
+/*
+ * As the init of a pid namespace (a container's first process) memtrack
+ * is the parent of every orphan there, its own helpers included: the
+ * sources fork theirs twice so that they are not its children
+ * (plugins/ebpf/watchdog.c, plugins/preload/detacher.c), which only
+ * works where init is another process. They name themselves
+ * "memtrack-...". Are those all that is left?
+ */
+static bool only_helpers_left(void)
+{
+	char path[320], buf[4096], comm[32];
+	bool helpers_only = true, any = false;
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir("/proc/self/task");
+	if (!d) {
+		return false;
+	}
+	while (helpers_only && (de = readdir(d))) {
+		char *p, *end;
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] == '.') {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children",
+			 de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			continue;
+		}
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		for (p = buf; helpers_only; p = end) {
+			long c = strtol(p, &end, 10);
+
+			if (end == p) {
+				break;
+			}
+			any = true;
+			snprintf(path, sizeof(path), "/proc/%ld/comm", c);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			n = fd < 0 ? -1 : read(fd, comm, sizeof(comm) - 1);
+			if (fd >= 0) {
+				close(fd);
+			}
+			comm[n > 0 ? n : 0] = '\0';
+			helpers_only = strncmp(comm, "memtrack-", 9) == 0;
+		}
+	}
+	closedir(d);
+	return any && helpers_only;
+}
+
 /* Reap every child that has exited. memtrack is a subreaper, so orphans of
- * the tree come back to it: the tree is done when no child is left. */
+ * the tree come back to it: the tree is done when no child is left (but
+ * memtrack's own helpers, when it is a namespace's init). */
 static void reap(struct run *r)
 {
 	for (;;) {
@@ -268,6 +328,10 @@ static void reap(struct run *r)
 		pid_t pid = waitpid(-1, &status, WNOHANG);
 
 		if (pid == 0) {
+			if (r->root_exited && getpid() == 1 &&
+			    only_helpers_left()) {
+				r->tree_done = true;
+			}
 			return;
 		}
 		if (pid < 0) {

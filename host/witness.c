@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -49,6 +50,8 @@ static void __attribute__((noreturn)) witness_main(int fd)
 
 	/* memtrack's stdout may be a pipe whose reader waits for EOF */
 	close_all_but(fd);
+	/* a helper of memtrack's, not part of the tree (host/run.c) */
+	prctl(PR_SET_NAME, "memtrack-witness", 0, 0, 0);
 	for (;;) {
 		ssize_t n = read(fd, &signo, 1);
 

@@ -122,3 +122,10 @@ tests_progs_sig_count_SOURCES = tests/progs/sig-count.c
 TESTS += tests/test-startup-signals.sh tests/test-group-signals.sh
 dist_noinst_SCRIPTS += tests/test-startup-signals.sh \
 	tests/test-group-signals.sh
+
+# memtrack as the init of a pid namespace (a container), each source
+# (root; skips without root and BPF)
+if ENABLE_EBPF
+TESTS += tests/test-container.sh
+endif
+dist_noinst_SCRIPTS += tests/test-container.sh

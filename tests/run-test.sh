@@ -13,7 +13,7 @@ for arg in "$@"; do
 	*/test-ebpf-holds.sh | \
 	*/test-sources-agree | */test-preload-syscalls | */test-unwind | \
 	*/test-startup-signals.sh | */test-group-signals.sh | \
-	*/test-preload-harm.sh)
+	*/test-preload-harm.sh | */test-container.sh)
 		mode=-x
 		;;
 	esac

@@ -235,11 +235,34 @@ static __always_inline struct thread_state *thread_get(u64 id)
  * (whoever sees it may count on a record coming), the signal last (a
  * process is never stopped without its hold being visible).
  */
+/* id (pid_tgid, the kernel's) as memtrack's pid namespace sees the current
+ * task, when memtrack runs in a container: user space finds a held
+ * process in its own /proc and resumes it with kill() by that pid, and so
+ * does the watchdog from the holds map. */
+static __always_inline u64 our_id(u64 id)
+{
+	if (pidns_ino) {
+		struct bpf_pidns_info ns;
+
+		if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns,
+						 sizeof(ns))) {
+			return (u64)ns.tgid << 32 | ns.pid;
+		}
+	}
+	return id;
+}
+
 static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 {
-	struct mt_hold_key key = { .tgid = id >> 32 };
+	struct mt_hold_key key;
 	u64 now = bpf_ktime_get_ns();
 	struct mt_ctl *c;
+
+	/* the ids user space acts on: only it reads holds (and the check
+	 * below, of this very task, keys it the same way) */
+	id = our_id(id);
+	key.tgid = id >> 32;
+	key.tid = 0;
 
 	/* one throttle stop per process: the first thread to get here stops
 	 * them all; attach stops are per thread */

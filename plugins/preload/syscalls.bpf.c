@@ -45,6 +45,7 @@ const volatile unsigned int test_no_find_vma = 0;
 volatile unsigned int enabled = 0;
 volatile unsigned long long pidns_dev = 0; /* 0: report global ids */
 volatile unsigned long long pidns_ino = 0;
+volatile unsigned int root_ns_pid = 0; /* adopt at exec (container mode) */
 volatile unsigned long long dropped = 0;
 /* processes of the tree not followed: `tracked` was full */
 volatile unsigned long long untracked = 0;
@@ -391,6 +392,23 @@ int BPF_PROG(on_exec, struct task_struct *task)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	u32 tgid = id >> 32;
+
+	if (root_ns_pid && pidns_ino) {
+		struct bpf_pidns_info ns;
+		u32 one = 1;
+
+		/* container: the root is known by its pid in our namespace
+		 * (as the eBPF source does) */
+		if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns,
+						 sizeof(ns)) &&
+		    ns.tgid == root_ns_pid) {
+			if (bpf_map_update_elem(&tracked, &tgid, &one,
+						BPF_ANY)) {
+				__sync_fetch_and_add(&untracked, 1);
+			}
+			root_ns_pid = 0;
+		}
+	}
 
 	if (is_tracked(id)) {
 		bpf_map_delete_elem(&self_span, &tgid);

@@ -896,16 +896,11 @@ static int map_ring(struct pl_syscalls *sc)
 static int bpf_usable(const struct mt_host *host, enum pl_sys_mode mode)
 {
 	char why[256];
-	struct stat sb;
 	int err;
 
+	/* in a pid namespace too: pl_syscalls_start() has BPF report that
+	 * namespace's pids and adopt the root at its exec */
 	err = mt_bpf_check_system(0, why, sizeof(why));
-	if (!err && (stat("/proc/self/ns/pid", &sb) == 0 &&
-		     sb.st_ino != PROC_PID_INIT_INO)) {
-		snprintf(why, sizeof(why),
-			 "memtrack runs in a pid namespace (a container): not supported yet");
-		err = -ENOTSUP;
-	}
 	if (!err) {
 		return 0;
 	}
@@ -1012,14 +1007,23 @@ error:
 	return err;
 }
 
+
 int pl_syscalls_start(struct pl_syscalls *sc, int root_pid, int enabled)
 {
 	uint32_t key = (uint32_t)root_pid, one = 1;
+	struct stat ns;
 	int err;
 
 	sc->skel->bss->enabled = !!enabled;
-	if (bpf_map_update_elem(bpf_map__fd(sc->skel->maps.tracked), &key,
-				&one, BPF_ANY)) {
+	if (stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino != PROC_PID_INIT_INO) {
+		/* memtrack in a container: records carry the pids of its
+		 * namespace, and the held root, known by its pid here, is
+		 * adopted by BPF at its exec (as the eBPF source does) */
+		sc->skel->bss->pidns_dev = ns.st_dev;
+		sc->skel->bss->pidns_ino = ns.st_ino;
+		sc->skel->bss->root_ns_pid = (uint32_t)root_pid;
+	} else if (bpf_map_update_elem(bpf_map__fd(sc->skel->maps.tracked),
+				       &key, &one, BPF_ANY)) {
 		err = -errno;
 		slog(sc, MT_LOG_ERROR, "cannot track process %d: %s", root_pid,
 		     strerror(-err));
