@@ -28,6 +28,17 @@
 #include <sys/syscall.h>
 
 #include "meta.h"
+#if defined(__SANITIZE_ADDRESS__)
+#define MT_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MT_TEST_ASAN 1
+#endif
+#endif
+#ifndef MT_TEST_ASAN
+#define MT_TEST_ASAN 0
+#endif
+
 #include "ring.h"
 
 #define NPROD 4
@@ -470,10 +481,16 @@ START_TEST(test_flood_of_firsts)
 	ck_assert_uint_le(st.in_progress, PL_META_INFLIGHT_MAX);
 	ck_assert_uint_le(st.bytes, PL_META_INFLIGHT_BYTES);
 	/* what reassembly holds is what it says it holds, give or take
-	 * the tables and malloc's headers (1.5 MiB): not 100 MB */
+	 * the tables and malloc's headers (1.5 MiB): not 100 MB. Not under
+	 * ASan, which keeps freed blocks in a quarantine of its own (256 MiB
+	 * by default): the accounted bytes above still hold there. */
+#if !MT_TEST_ASAN
 	ck_assert_msg(rss_kib() - rss0 < (long)(st.bytes >> 10) + 8192,
 		      "RSS grew by %ld KiB, reassembly holds %llu KiB",
 		      rss_kib() - rss0, (unsigned long long)(st.bytes >> 10));
+#else
+	(void)rss0;
+#endif
 	/* FLOOD + 2 begun, MAX - 1 left in progress, 2 ended */
 	ck_assert_uint_eq(st.evicted, FLOOD + 2 - (PL_META_INFLIGHT_MAX - 1) -
 					      2);

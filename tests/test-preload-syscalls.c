@@ -432,10 +432,27 @@ END_TEST
 /* two default rings' slots (4 MiB of 64 bytes) */
 #define MIX_STAGED_MAX (2 * 65536)
 
+/* Under ASan the poller runs several times slower, and on these 2-core
+ * machines the eight processes' syscall records then fill the BPF ring
+ * before the merge has read them, with 9e2f06c's code as with today's
+ * (59,071 and 111,307 lost in two runs): the merge's keeping up is a claim
+ * about the plain build; the sanitizers' run keeps the shape of the
+ * test at a quarter of its size. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MIX_SCALE 4
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MIX_SCALE 4
+#endif
+#endif
+#ifndef MIX_SCALE
+#define MIX_SCALE 1
+#endif
+
 static const struct mix {
 	int procs;
 	long n;
-} mixes[] = { { 1, 150000 }, { 8, 20000 } };
+} mixes[] = { { 1, 150000 / MIX_SCALE }, { 8, 20000 / MIX_SCALE } };
 
 START_TEST(test_mixed_rings)
 {
