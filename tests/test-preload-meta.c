@@ -100,7 +100,7 @@ static int put_chunk(const struct mt_event *ev, void *arg)
 	if (c->left > 0) {
 		c->left--;
 	}
-	return pl_ring_put(c->shm, -1, ev, c->tid);
+	return pl_ring_put(c->shm, ev, c->tid);
 }
 
 static void *produce(void *arg)
@@ -130,7 +130,7 @@ static void *produce(void *arg)
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = MT_EV_MALLOC;
 		ev.addr = (uint64_t)id;
-		ck_assert_int_eq(pl_ring_put(pr->shm, -1, &ev, c.tid), 0);
+		ck_assert_int_eq(pl_ring_put(pr->shm, &ev, c.tid), 0);
 	}
 	free(buf);
 	return NULL;

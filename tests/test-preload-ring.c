@@ -13,7 +13,6 @@
 #include "config.h"
 
 #include <check.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,7 +20,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -72,7 +70,6 @@ static uint32_t dead_tid(void)
 
 struct producer {
 	struct pl_shm *shm;
-	int efd;
 	uint32_t id;
 	uint64_t count;
 };
@@ -88,7 +85,7 @@ static void *produce(void *arg)
 	for (i = 0; i < p->count; i++) {
 		ev.addr = p->id;
 		ev.size = i;
-		ck_assert_int_eq(pl_ring_put(p->shm, p->efd, &ev, tid), 0);
+		ck_assert_int_eq(pl_ring_put(p->shm, &ev, tid), 0);
 	}
 	return NULL;
 }
@@ -120,11 +117,11 @@ START_TEST(test_many_producers)
 	uint64_t next[NPROD] = { 0 };
 	struct pl_reader rd;
 	size_t total = 0;
-	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), i;
+	int i;
 
 	pl_reader_init(&rd, shm, NULL);
 	for (i = 0; i < NPROD; i++) {
-		p[i] = (struct producer){ shm, efd, (uint32_t)i, COUNT };
+		p[i] = (struct producer){ shm, (uint32_t)i, COUNT };
 		pthread_create(&th[i], NULL, produce, &p[i]);
 	}
 	while (total < (size_t)NPROD * COUNT) {
@@ -137,7 +134,6 @@ START_TEST(test_many_producers)
 	ck_assert_uint_eq(pl_ring_unread(&rd), 0);
 	/* 64 slots for 800,000 events: they waited */
 	ck_assert_uint_gt(shm->waits, 0);
-	close(efd);
 	ring_free(shm);
 }
 END_TEST
@@ -160,7 +156,7 @@ static void put_one(struct pl_shm *shm, uint64_t size)
 
 	memset(&ev, 0, sizeof(ev));
 	ev.size = size;
-	ck_assert_int_eq(pl_ring_put(shm, -1, &ev, gettid_()), 0);
+	ck_assert_int_eq(pl_ring_put(shm, &ev, gettid_()), 0);
 }
 
 static void check_skip(int move_head)
@@ -237,7 +233,7 @@ static void *put_when_full(void *arg)
 	struct mt_event ev;
 
 	memset(&ev, 0, sizeof(ev));
-	w->ret = pl_ring_put(w->shm, -1, &ev, gettid_());
+	w->ret = pl_ring_put(w->shm, &ev, gettid_());
 	return NULL;
 }
 
@@ -627,10 +623,10 @@ START_TEST(test_tsc_in_ring)
 	after = mono();
 	ev.timestamp = t;
 	ev.kind = MT_EV_MALLOC;
-	ck_assert_int_eq(pl_ring_put(shm, -1, &ev, gettid_()), 0);
+	ck_assert_int_eq(pl_ring_put(shm, &ev, gettid_()), 0);
 	ev.timestamp = 0x1122334455667788ull;
 	ev.kind = PL_META_KIND;
-	ck_assert_int_eq(pl_ring_put(shm, -1, &ev, gettid_()), 0);
+	ck_assert_int_eq(pl_ring_put(shm, &ev, gettid_()), 0);
 	usleep(100000); /* the consumer reads later */
 	e = pl_ring_peek(&rd);
 	ck_assert_ptr_nonnull(e);

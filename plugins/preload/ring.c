@@ -329,12 +329,10 @@ static inline void set_claiming(int *claiming, int v)
 	}
 }
 
-int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
-		uint32_t tid)
+int pl_ring_put(struct pl_shm *shm, const struct mt_event *ev, uint32_t tid)
 {
 	struct pl_ring r;
 
-	(void)efd;
 	if (pl_ring_attach(&r, shm, shm->map_size)) {
 		return -1;
 	}
@@ -644,10 +642,11 @@ int pl_ring_unstall(struct pl_reader *rd, uint64_t now, uint64_t stall_ns)
 		/* empty, unless head is past it: no producer moves head past
 		 * a slot before it claims it, so a word went over the claim
 		 * (or over head) */
-		if (pl_ring_unread(rd) == 0 || !stalled(rd, now, stall_ns)) {
-			if (!pl_ring_unread(rd)) {
-				rd->stall_since = 0;
-			}
+		if (h == rd->tail) {
+			rd->stall_since = 0;
+			return 0;
+		}
+		if (!stalled(rd, now, stall_ns)) {
 			return 0;
 		}
 		skip(rd, slot, w, lap);

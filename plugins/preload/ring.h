@@ -56,10 +56,8 @@ int pl_ring_put_r(const struct pl_ring *r, const struct mt_event *ev,
 		  uint32_t tid);
 
 /* pl_ring_put_r() on a view made from shm's own map_size (tests, and
- * callers that put once); efd is ignored (ring format 4 woke the
- * consumer through an eventfd). */
-int pl_ring_put(struct pl_shm *shm, int efd, const struct mt_event *ev,
-		uint32_t tid);
+ * callers that put once). */
+int pl_ring_put(struct pl_shm *shm, const struct mt_event *ev, uint32_t tid);
 
 /* pl_ring_put()'s result when called with nowait and the ring is full */
 #define PL_RING_FULL (-2)
