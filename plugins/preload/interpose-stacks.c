@@ -80,7 +80,6 @@
 
 int pl_stk_on;
 
-static struct pl_shm *stk_shm;
 static uint32_t stk_depth;
 static int32_t stk_pid, stk_parent;
 static struct mtpl_stack_table stk_table;
@@ -125,21 +124,6 @@ static inline int own(uint64_t pc)
 {
 	/* a return address at the end of a function lies in it at pc - 1 */
 	return pc - 1 >= own_lo && pc - 1 < own_hi;
-}
-
-static int put_chunk(const struct mt_event *ev, void *ctx)
-{
-	(void)ctx;
-	return pl_put_slot(ev);
-}
-
-/* Put payload[0..len) (sealed) as one record: meta.c, M1..M5. */
-static int put_record(const unsigned char *payload, size_t len)
-{
-	uint32_t id = __atomic_fetch_add(&stk_shm->next_meta_id, 1,
-					 __ATOMIC_RELAXED);
-
-	return pl_meta_cut(id, payload, len, put_chunk, NULL);
 }
 
 static int grow_mapbuf(size_t need)
@@ -192,7 +176,7 @@ static void send_maps(unsigned flags)
 				mtpl_meta_seal(stk_mapbuf,
 					       MTPL_META_HDR + (size_t)n,
 					       "MTKM", recs);
-				put_record(stk_mapbuf,
+				pl_put_record(stk_mapbuf,
 					   MTPL_META_HDR + (size_t)n);
 			}
 			break;
@@ -251,7 +235,7 @@ __attribute__((noinline)) uint32_t pl_stk_capture(void)
 				sizeof(rec) - MTPL_META_HDR, ref.id,
 				(uint32_t)stk_pid, frames + skip, (uint32_t)n);
 	mtpl_meta_seal(rec, MTPL_META_HDR + len, "MTKT", 1);
-	r = put_record(rec, MTPL_META_HDR + len);
+	r = pl_put_record(rec, MTPL_META_HDR + len);
 	mtpl_stack_publish(&stk_table, &ref);
 	return r ? 0 : ref.id;
 }
@@ -295,7 +279,7 @@ static void stk_atfork_child(void)
 				    sizeof(rec) - MTPL_META_HDR,
 				    (uint32_t)stk_pid, (uint32_t)stk_parent);
 	mtpl_meta_seal(rec, MTPL_META_HDR + len, "MTKM", 1);
-	put_record(rec, MTPL_META_HDR + len);
+	pl_put_record(rec, MTPL_META_HDR + len);
 }
 
 int pl_stk_attach(struct pl_shm *shm, int32_t pid)
@@ -306,7 +290,6 @@ int pl_stk_attach(struct pl_shm *shm, int32_t pid)
 	if (!depth) {
 		return 0;
 	}
-	stk_shm = shm;
 	stk_depth = depth > MTPL_UNWIND_MAX ? MTPL_UNWIND_MAX : depth;
 	stk_pid = pid;
 	find_own_text();

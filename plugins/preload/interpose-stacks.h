@@ -42,4 +42,8 @@ uint32_t pl_stk_capture(void);
  * events, the consumer gone). 0, or -1: the process is untraced now. */
 int pl_put_slot(const struct mt_event *ev);
 
+/* interpose.c: put payload[0..len) as one metadata record through the
+ * event path, under a fresh id (meta.c, M1..M5). 0, or -1 as above. */
+int pl_put_record(const void *payload, size_t len);
+
 #endif /* MT_PRELOAD_INTERPOSE_STACKS_H */

@@ -682,21 +682,18 @@ static void put_pending(void)
 }
 
 static void put_slot(struct mt_event *ev);
-static int put_notice_chunk(const struct mt_event *ev, void *ctx);
 
 /* Before a thread's first event from another pid namespace: its ids, so
  * that memtrack finds it in /proc while it lives (pidns.h). */
 static void say_hello(int32_t pid, int32_t tid)
 {
 	unsigned char rec[PL_HELLO_LEN];
-	uint32_t id = __atomic_fetch_add(&shm->next_meta_id, 1,
-					 __ATOMIC_RELAXED);
 
 	memcpy(rec, PL_HELLO_TAG, 4);
 	memcpy(rec + 4, &ns_tag, sizeof(ns_tag));
 	memcpy(rec + 12, &pid, sizeof(pid));
 	memcpy(rec + 16, &tid, sizeof(tid));
-	pl_meta_cut(id, rec, sizeof(rec), put_notice_chunk, NULL);
+	pl_put_record(rec, sizeof(rec));
 }
 
 static void emit(unsigned int kind, uint64_t addr, uint64_t size,
@@ -781,6 +778,20 @@ int pl_put_slot(const struct mt_event *ev)
 
 	put_slot(&copy);
 	return __atomic_load_n(&state, __ATOMIC_RELAXED) == ST_ON ? 0 : -1;
+}
+
+static int put_chunk(const struct mt_event *ev, void *ctx)
+{
+	(void)ctx;
+	return pl_put_slot(ev);
+}
+
+int pl_put_record(const void *payload, size_t len)
+{
+	uint32_t id = __atomic_fetch_add(&shm->next_meta_id, 1,
+					 __ATOMIC_RELAXED);
+
+	return pl_meta_cut(id, payload, len, put_chunk, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1218,19 +1229,13 @@ int hook_brk(void *addr)
 /* exec: say which programs will run untraced                          */
 /* ------------------------------------------------------------------ */
 
-static int put_notice_chunk(const struct mt_event *ev, void *ctx)
-{
-	(void)ctx;
-	return pl_put_slot(ev);
-}
-
 /* A notice for memtrack's stderr (source.c says it once per file),
  * through the ring (shm.h, PL_NOTICE_TAG). Async-signal-safe; a vfork
  * child shares our mapping. */
 static void notice(int kind, const char *path)
 {
 	unsigned char rec[PL_NOTICE_HDR + PL_NOTICE_PATH];
-	uint32_t k = (uint32_t)kind, id;
+	uint32_t k = (uint32_t)kind;
 	int32_t pid;
 	size_t len;
 
@@ -1245,8 +1250,7 @@ static void notice(int kind, const char *path)
 	memcpy(rec + 8, &pid, sizeof(pid));
 	memcpy(rec + PL_NOTICE_HDR, path, len);
 	rec[PL_NOTICE_HDR + len] = '\0';
-	id = __atomic_fetch_add(&shm->next_meta_id, 1, __ATOMIC_RELAXED);
-	pl_meta_cut(id, rec, PL_NOTICE_HDR + len + 1, put_notice_chunk, NULL);
+	pl_put_record(rec, PL_NOTICE_HDR + len + 1);
 }
 
 static void check_exec(const char *path, int fd, char *const envp[])
