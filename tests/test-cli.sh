@@ -90,12 +90,13 @@ is_golden_plus_summary() {
 }
 
 # The reference format, byte for byte: the 126 reference events re-encoded
-# in one frame are golden.mt, whatever form they come in.
+# in one frame at zstd level 1, the level golden.mt was written at, are
+# golden.mt, whatever form they come in.
 for input in events.jsonl golden.mt golden.mt.3frames; do
 	for workers in 1 2; do
 		expect_exit 0 "replay $input ($workers workers)" -- "$MT" \
 			--source "replay:$D/$input" --workers "$workers" \
-			--sink "file:$T/out.mt"
+			--encoder msgpack-zstd:level=1 --sink "file:$T/out.mt"
 		if is_golden_plus_summary "$T/out.mt"; then
 			ok "replay $input is golden.mt byte for byte"
 		else
@@ -103,6 +104,39 @@ for input in events.jsonl golden.mt golden.mt.3frames; do
 		fi
 	done
 done
+
+# At the default level, the reference writer's -5, the file is not
+# golden.mt's bytes but holds its msgpack bytes exactly: the zstd command
+# decodes every frame and skips the summary's skippable one.
+# before_summary FILE: FILE's bytes up to its summary frame (whose "MTKS"
+# tag follows the frame's 8-byte header), which holds timings of the run
+before_summary() {
+	at=$(LC_ALL=C grep -obUa MTKS "$1" | tail -n 1 | cut -d: -f1)
+	[ -n "$at" ] && head -c "$((at - 8))" "$1"
+}
+expect_exit 0 "replay at the default level" -- "$MT" \
+	--source "replay:$D/events.jsonl" --sink "file:$T/default.mt"
+expect_exit 0 "replay at level -5" -- "$MT" --source "replay:$D/events.jsonl" \
+	--encoder msgpack-zstd:level=-5 --sink "file:$T/minus5.mt"
+before_summary "$T/minus5.mt" >"$T/minus5.events"
+if before_summary "$T/default.mt" | cmp -s - "$T/minus5.events" &&
+	[ -s "$T/minus5.events" ]; then
+	ok "the default level is -5"
+else
+	fail "the default level's file differs from level -5's"
+fi
+is_golden_plus_summary "$T/default.mt" && fail "the default level is still 1"
+if command -v zstd >/dev/null; then
+	zstd -dcq "$D/golden.mt" >"$T/golden.msgpack"
+	if zstd -dcq "$T/default.mt" >"$T/default.msgpack" &&
+		cmp -s "$T/default.msgpack" "$T/golden.msgpack"; then
+		ok "the default level's file holds the reference msgpack bytes"
+	else
+		fail "the default level's file decodes to other msgpack bytes"
+	fi
+else
+	echo "SKIP: no zstd command: the default level's msgpack bytes"
+fi
 
 # Small batches: several frames, still every event in order.
 expect_exit 0 "replay in batches of 10" -- "$MT" --source "replay:$D/golden.mt" \

@@ -27,6 +27,7 @@
 #include "test-encoder-util.h"
 #include "codec-testlib.h"
 
+/* golden.mt was written at zstd level 1: at that level, the same bytes. */
 START_TEST(test_golden_frame)
 {
 	struct vector *v;
@@ -34,7 +35,7 @@ START_TEST(test_golden_frame)
 	struct buf golden = read_fixture("golden.mt");
 	struct mt_event ev[126];
 	struct buf frame;
-	void *state = new_state(NULL);
+	void *state = new_state("level=1");
 
 	for (i = 0; i < n; i++) {
 		ev[i] = v[i].ev;
@@ -51,6 +52,56 @@ START_TEST(test_golden_frame)
 	free(frame.data);
 	free(golden.data);
 	ops->destroy(state);
+	free(v);
+}
+END_TEST
+
+/*
+ * The default level is the reference writer's -5 (encoder.c): its frame of
+ * the 126 vectors is level -5's, not golden.mt's level 1, and decodes to
+ * the reference serializer's msgpack bytes, event after event.
+ */
+START_TEST(test_default_level_frame)
+{
+	struct vector *v;
+	size_t n = load_vectors(&v), i, cap, got, off = 0;
+	struct buf golden = read_fixture("golden.mt");
+	struct mt_event ev[126];
+	struct buf frame, minus5;
+	void *state = new_state(NULL), *explicit5 = new_state("level=-5");
+	uint8_t *raw;
+
+	ck_assert_uint_eq(n, 126);
+	for (i = 0; i < n; i++) {
+		ev[i] = v[i].ev;
+		off += v[i].msgpack_len;
+	}
+	frame = encode_all(state, ev, n);
+	minus5 = encode_all(explicit5, ev, n);
+	ck_assert_msg(frame.len == minus5.len &&
+		      !memcmp(frame.data, minus5.data, frame.len),
+		      "default frame differs from level -5's");
+	ck_assert_msg(frame.len != golden.len ||
+		      memcmp(frame.data, golden.data, golden.len),
+		      "default frame is golden.mt's, written at level 1");
+	cap = off + 1;
+	raw = malloc(cap);
+	ck_assert_ptr_nonnull(raw);
+	got = ZSTD_decompress(raw, cap, frame.data, frame.len);
+	ck_assert_msg(!ZSTD_isError(got), "%s", ZSTD_getErrorName(got));
+	ck_assert_uint_eq(got, off);
+	for (i = 0, off = 0; i < n; off += v[i].msgpack_len, i++) {
+		ck_assert_msg(!memcmp(raw + off, v[i].msgpack,
+				      v[i].msgpack_len),
+			      "event %zu: msgpack bytes differ from events.jsonl",
+			      i);
+	}
+	free(raw);
+	free(frame.data);
+	free(minus5.data);
+	free(golden.data);
+	ops->destroy(state);
+	ops->destroy(explicit5);
 	free(v);
 }
 END_TEST
@@ -418,11 +469,11 @@ static void check_split(void *state, const char *what, size_t split,
 
 START_TEST(test_large_batch_split)
 {
-	size_t n = 65536, i, total = 0, done, split1, split3, split9;
+	size_t n = 65536, i, total = 0, done, split1, splitd, split3, split9;
 	struct mt_event *ev = calloc(n, sizeof(*ev));
 	uint8_t rec[MT_MSGPACK_EVENT_MAX];
-	void *one = new_state(NULL), *three = new_state("level=3");
-	void *nine = new_state("level=9");
+	void *dflt = new_state(NULL), *one = new_state("level=1");
+	void *three = new_state("level=3"), *nine = new_state("level=9");
 	void *buffered = new_buffered_state(NULL);
 
 	ck_assert_ptr_nonnull(ev);
@@ -431,26 +482,33 @@ START_TEST(test_large_batch_split)
 		total += mt_msgpack_pack(rec, sizeof(rec), &ev[i], 1, &done);
 	}
 	split1 = (size_t)3 << (ZSTD_getCParams(1, 0, 0).windowLog - 1);
+	splitd = (size_t)3 << (ZSTD_getCParams(-5, 0, 0).windowLog - 1);
 	split3 = (size_t)3 << (ZSTD_getCParams(3, 0, 0).windowLog - 1);
 	split9 = (size_t)3 << (ZSTD_getCParams(9, 0, 0).windowLog - 1);
 	ck_assert_uint_eq(split1, 768 * 1024);
+	ck_assert_uint_eq(splitd, 768 * 1024);
 	/* the test's own premises */
 	ck_assert_uint_gt(total, 4 * split1);
 	ck_assert_uint_gt(total, split3);
 	ck_assert_uint_lt(total, 2 * split3);
 	ck_assert_uint_lt(total, split9);
 #ifdef ZSTD_c_stableInBuffer
+	check_split(dflt, "default level", splitd, ev, n,
+		    total / (splitd + ZSTD_BLOCKSIZE_MAX) + 1,
+		    total / splitd + 1);
 	check_split(one, "level 1", split1, ev, n,
 		    total / (split1 + ZSTD_BLOCKSIZE_MAX) + 1,
 		    total / split1 + 1);
 	check_split(three, "level 3", split3, ev, n, 2, 2);
 #else
+	check_split(dflt, "default level", SIZE_MAX / 4, ev, n, 1, 1);
 	check_split(one, "level 1", SIZE_MAX / 4, ev, n, 1, 1);
 	check_split(three, "level 3", SIZE_MAX / 4, ev, n, 1, 1);
 #endif
 	check_split(nine, "level 9", SIZE_MAX / 4, ev, n, 1, 1);
 	check_split(buffered, "buffered", SIZE_MAX / 4, ev, n, 1, 1);
 	free(ev);
+	ops->destroy(dflt);
 	ops->destroy(one);
 	ops->destroy(three);
 	ops->destroy(nine);
@@ -505,6 +563,7 @@ static Suite *encoder_suite(void)
 	/* the one timeout of the suite these tests came from */
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_golden_frame);
+	tcase_add_test(tc, test_default_level_frame);
 	tcase_add_test(tc, test_round_trip_random);
 	tcase_add_test(tc, test_round_trip_multi_frame);
 	tcase_add_test(tc, test_empty_batch_and_meta);

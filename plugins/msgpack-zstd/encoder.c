@@ -5,7 +5,8 @@
  * byte-compatible with the CodSpeed memtrack artifact format
  * (tests/fixtures/codspeed-format/README.md).
  *
- * Args: NULL, "" or "level=N" (zstd level, negative allowed, default 1).
+ * Args: NULL, "" or "level=N" (zstd level, negative allowed, default
+ * MZ_DEFAULT_LEVEL).
  *
  * Speed: zstd's streaming API copies every input byte into its own window
  * buffer before compressing it; that copy cost ~15% of the encoder's time.
@@ -24,10 +25,10 @@
  * ~4 MiB for 65,536 events, more than a core's L2 (2 MiB here), written
  * over cold lines for every batch. Instead a zstd frame ends at the first
  * event boundary past st->split, a window and a half of msgpack (768 KiB
- * at level 1), and the next one starts over at the top of the buffer,
- * still in cache. The buffer stays under 1 MiB whatever the batch; a batch
- * is one or more zstd frames, all in its mt_frame (readers take
- * concatenated frames as one stream). Matches never reach back further
+ * at levels -5 and 1), and the next one starts over at the top of the
+ * buffer, still in cache. The buffer stays under 1 MiB whatever the
+ * batch; a batch is one or more zstd frames, all in its mt_frame (readers
+ * take concatenated frames as one stream). Matches never reach back further
  * than a window anyway, so the output does not grow (bench-write, 100,000
  * events: 10.86 -> 10.83 bytes each), and encoding them takes 10.6 ms
  * instead of 11.0.
@@ -42,9 +43,10 @@
  * a frame smaller than that would be started by the e_end, with the content
  * size: such batches (the 126-event golden frame among them) go through the
  * buffered stream (the same context, switched to buffered input between
- * frames: input_mode()). From one zstd window up (512 KiB at level 1) the two
- * streams may pick different matches, so the compressed bytes of a large
- * frame can differ from the reference writer's; its msgpack bytes never do.
+ * frames: input_mode()). From one zstd window up (512 KiB at levels -5
+ * and 1) the two streams may pick different matches, so the compressed
+ * bytes of a large frame can differ from the reference writer's; its
+ * msgpack bytes never do.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -64,11 +66,22 @@
 
 #define MZ_SKIPPABLE_MAGIC 0x184D2A50u
 
+/*
+ * The CodSpeed runner's own writer compresses at -5 (COMPRESSION_LEVEL in
+ * crates/runner-shared/src/artifacts/memtrack/writer.rs, since 2026-07),
+ * so by default a file costs what the reference's does. Measured here
+ * with one worker (README, "The encoder's level"): on a heap-shaped trace
+ * -5 encodes in 3/4 of level 1's time into a file 1.5 times as large; on
+ * a tight malloc/free loop, in the same time into 3 times the bytes. Any
+ * level decodes to the same msgpack bytes.
+ */
+#define MZ_DEFAULT_LEVEL (-5)
+
 static int parse_args(struct mz_state *st, const char *args)
 {
 	const char *p = args;
 
-	st->level = 1;
+	st->level = MZ_DEFAULT_LEVEL;
 	if (!args) {
 		return 0;
 	}
@@ -463,7 +476,8 @@ static int mz_encode(void *state, const struct mt_event *events, size_t count,
 	 * zstd compresses straight into the output only when it has
 	 * ZSTD_compressBound room; a fresh buffer of that size per frame
 	 * would cost page faults on every call, so the state keeps one and
-	 * the frame gets an exact copy (level 1 output is ~1/5 of the input).
+	 * the frame gets an exact copy (level -5 output is ~1/4 of the
+	 * input or less, level 1 ~1/6).
 	 */
 	bound = ZSTD_compressBound(count * MT_MSGPACK_RECORD_MAX);
 	ret = reserve_out(st, bound);
