@@ -8,7 +8,9 @@
 #
 #   1. 1M malloc/free pairs (bench-ebpf-work: 2M events) without stacks:
 #      memtrack --source preload against heaptrack, which always records a
-#      stack per allocation. Goal: at most 1/4 of heaptrack's cost.
+#      stack per allocation. Goal: at most 1/4 of heaptrack's cost. The
+#      same 1M pairs on 2 and 8 threads at once, where the producers
+#      contend for the shared ring: the same goal.
 #   2. jq building and joining 20,000 strings (~148K allocations), with
 #      stacks on both sides (memtrack --source preload --stacks). Goal:
 #      memtrack's overhead at most 1/2 of heaptrack's.
@@ -17,7 +19,9 @@
 # program's own loop, timed inside it), the producers' waits on a full ring,
 # the encoders and the writer (from --stats).
 #
-# Environment: BENCH_PRELOAD_ROUNDS (5), BENCH_PRELOAD_PAIRS (1000000).
+# Environment: BENCH_PRELOAD_ROUNDS (5), BENCH_PRELOAD_PAIRS (1000000),
+# BENCH_PRELOAD_THREADS ("1 2 8": the thread counts of workload 1; the
+# breakdown is of the first).
 # heaptrack and jq are Debian's packages: installed here when missing and
 # run as root, else the case is skipped with a line saying so.
 set -eu
@@ -25,6 +29,8 @@ set -eu
 builddir=${1:-.}
 rounds=${BENCH_PRELOAD_ROUNDS:-5}
 pairs=${BENCH_PRELOAD_PAIRS:-1000000}
+threads=${BENCH_PRELOAD_THREADS:-1 2 8}
+first_t=${threads%% *}
 memtrack=$builddir/memtrack
 work=$builddir/bench/bench-ebpf-work
 : "${MEMTRACK_PLUGIN_PATH:=$builddir/plugins/.libs}"
@@ -96,15 +102,18 @@ mt() {
 echo "bench-preload: $rounds rounds, every case in each round, median wall time"
 r=0
 while [ "$r" -lt "$rounds" ]; do
-	timed alone "$work" "$pairs"
-	timed heaptrack heaptrack -o "$tmp/ht" "$work" "$pairs"
-	rm -f "$tmp"/ht*
-	timed preload mt -- "$work" "$pairs"
-	# as a user without root runs it: no BPF, mmap & co. through libc
-	timed preload_libc "$memtrack" -q --source preload:syscalls=libc \
-		--sink file:"$tmp/out-libc.mt" -- "$work" "$pairs"
-	cp "$tmp/stats" "$tmp/stats.preload"
-	cp "$tmp/preload.out" "$tmp/loop.$r"
+	for t in $threads; do
+		timed "alone.$t" "$work" "$pairs" "$t"
+		timed "heaptrack.$t" heaptrack -o "$tmp/ht" "$work" "$pairs" "$t"
+		rm -f "$tmp"/ht*
+		timed "preload.$t" mt -- "$work" "$pairs" "$t"
+		cp "$tmp/stats" "$tmp/stats.preload.$t"
+		cp "$tmp/preload.$t.out" "$tmp/loop.$t.$r"
+		# as a user without root runs it: no BPF, mmap & co. through libc
+		timed "preload_libc.$t" "$memtrack" -q \
+			--source preload:syscalls=libc \
+			--sink file:"$tmp/out-libc.mt" -- "$work" "$pairs" "$t"
+	done
 	if [ "$have_jq" = 1 ]; then
 		timed jq_alone jq -n "$jqprog"
 		timed jq_heaptrack heaptrack -o "$tmp/ht" jq -n "$jqprog"
@@ -116,14 +125,15 @@ while [ "$r" -lt "$rounds" ]; do
 done
 
 status=0
+cp "$tmp/stats.preload.$first_t" "$tmp/stats.preload"
 ev=$(num events "$tmp/stats.preload")
-alone=$(median "$tmp/alone.ns")
-ht=$(median "$tmp/heaptrack.ns")
-pl=$(median "$tmp/preload.ns")
-plc=$(median "$tmp/preload_libc.ns")
+alone=$(median "$tmp/alone.$first_t.ns")
+ht=$(median "$tmp/heaptrack.$first_t.ns")
+pl=$(median "$tmp/preload.$first_t.ns")
+plc=$(median "$tmp/preload_libc.$first_t.ns")
 echo
-echo "1. $pairs malloc/free pairs, $ev events, no stacks for memtrack" \
-	"(heaptrack always records stacks)"
+echo "1. $pairs malloc/free pairs on $first_t thread(s), $ev events, no stacks" \
+	"for memtrack (heaptrack always records stacks)"
 awk -v a="$alone" -v h="$ht" -v p="$pl" -v q="$plc" -v e="$ev" 'BEGIN {
 	hc = (h - a) / e; pc = (p - a) / e; qc = (q - a) / e
 	printf "   alone %.3f s, heaptrack %.3f s, memtrack preload %.3f s (syscalls=libc %.3f s)\n", a / 1e9, h / 1e9, p / 1e9, q / 1e9
@@ -132,8 +142,24 @@ awk -v a="$alone" -v h="$ht" -v p="$pl" -v q="$plc" -v e="$ev" 'BEGIN {
 	exit !(pc <= hc / 4)
 }' || status=1
 
-# where memtrack's time goes (last round of workload 1)
-loop=$(sort -n "$tmp"/loop.* | awk 'NR == 1 { print $1 }')
+# every thread count: wall s (medians) and the cost per event above the
+# program alone, as root and without (syscalls=libc)
+echo "   by threads: wall s (native, preload as root, preload syscalls=libc, heaptrack); per event ns; ratio to heaptrack"
+for t in $threads; do
+	awk -v t="$t" -v a="$(median "$tmp/alone.$t.ns")" \
+		-v p="$(median "$tmp/preload.$t.ns")" \
+		-v q="$(median "$tmp/preload_libc.$t.ns")" \
+		-v h="$(median "$tmp/heaptrack.$t.ns")" \
+		-v e="$(num events "$tmp/stats.preload.$t")" 'BEGIN {
+		hc = (h - a) / e; pc = (p - a) / e; qc = (q - a) / e
+		ok = pc <= hc / 4 && qc <= hc / 4
+		printf "   %2d threads: %.3f %.3f %.3f %.3f s; %.0f %.0f %.0f ns; root %.2f, no root %.2f (goal <= 0.25) %s\n", t, a / 1e9, p / 1e9, q / 1e9, h / 1e9, pc, qc, hc, pc / hc, qc / hc, ok ? "PASS" : "MISS"
+		exit !ok
+	}' || status=1
+done
+
+# where memtrack's time goes (workload 1, first thread count)
+loop=$(sort -n "$tmp"/loop."$first_t".* | awk 'NR == 1 { print $1 }')
 awk -v l="$loop" -v a="$alone" -v e="$ev" \
 	-v waits="$(num waits "$tmp/stats.preload")" \
 	-v wait_ns="$(num wait_ns "$tmp/stats.preload")" \
@@ -151,7 +177,7 @@ awk -v l="$loop" -v a="$alone" -v e="$ev" \
 if command -v perf >/dev/null 2>&1 &&
 	perf record -q -e task-clock -c 100000 -o "$tmp/perf.data" -- \
 		"$memtrack" -q --source preload --sink file:"$tmp/out.mt" \
-		-- "$work" "$pairs" >/dev/null 2>&1; then
+		-- "$work" "$pairs" "$first_t" >/dev/null 2>&1; then
 	perf report -i "$tmp/perf.data" --sort pid,dso --stdio \
 		-F period,pid,dso 2>/dev/null | grep -v '^#' | grep . |
 		awk -v e="$ev" -v prog="$(basename "$work")" '

@@ -1,11 +1,12 @@
 # bench/bench-preload.sh: the preload source against heaptrack, per event,
 # without and with stacks ('make bench-preload', part of 'make bench').
-# bench-ebpf-work (N malloc/free pairs, the loop timed inside) is the
-# workload of this benchmark and of bench-ebpf.
+# bench-ebpf-work (N malloc/free pairs on 1 or more threads, the loops
+# timed inside) is the workload of this benchmark and of bench-ebpf.
 EXTRA_DIST += bench/bench-preload.sh bench/bench-ebpf-work.c
 EXTRA_PROGRAMS += bench/bench-ebpf-work
 bench_bench_ebpf_work_SOURCES = bench/bench-ebpf-work.c
-bench_bench_ebpf_work_CFLAGS = -O2 -fno-builtin
+bench_bench_ebpf_work_CFLAGS = -O2 -fno-builtin $(PTHREAD_CFLAGS)
+bench_bench_ebpf_work_LDADD = $(PTHREAD_LIBS)
 CLEANFILES += bench/bench-ebpf-work
 
 bench-preload: bench/bench-ebpf-work$(EXEEXT) memtrack$(EXEEXT) \
