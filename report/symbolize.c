@@ -852,36 +852,46 @@ const char *mt_sym_module(const struct mt_sym *s, int32_t mod,
 
 /* "function (file.c:12)": the file's last component, as a debugger's
  * backtrace shows it */
-static void func_shown(const struct mt_sym_func *f, char *buf, size_t len)
+static int func_shown(const struct mt_sym_func *f, char *buf, size_t len)
 {
 	const char *file = f->file ? strrchr(f->file, '/') : NULL;
 	const char *tag = f->inlined ? " [inlined]" : "";
 
 	file = file ? file + 1 : f->file;
 	if (file && f->line) {
-		snprintf(buf, len, "%s (%s:%u)%s", f->name, file, f->line, tag);
-	} else if (file) {
-		snprintf(buf, len, "%s (%s)%s", f->name, file, tag);
-	} else {
-		snprintf(buf, len, "%s%s", f->name, tag);
+		return snprintf(buf, len, "%s (%s:%u)%s", f->name, file,
+				f->line, tag);
 	}
+	if (file) {
+		return snprintf(buf, len, "%s (%s)%s", f->name, file, tag);
+	}
+	return snprintf(buf, len, "%s%s", f->name, tag);
 }
 
-static void loc_unnamed(struct mt_sym *s, const struct mt_sym_loc *l,
-			char *buf, size_t len)
+static int loc_unnamed(const struct mt_sym *s, const struct mt_sym_loc *l,
+		       char *buf, size_t len)
 {
 	if (l->mod >= 0) {
 		const char *path = s->mods[l->mod].path;
 		const char *base = strrchr(path, '/');
 
-		snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : path,
-			 l->off);
-	} else if (l->addr == MT_FRAME_TRUNCATED) {
-		/* the source's mark: the walk stopped short of the root */
-		snprintf(buf, len, "[truncated]");
-	} else {
-		snprintf(buf, len, "0x%" PRIx64, l->addr);
+		return snprintf(buf, len, "%s+0x%" PRIx64,
+				base ? base + 1 : path, l->off);
 	}
+	if (l->addr == MT_FRAME_TRUNCATED) {
+		/* the source's mark: the walk stopped short of the root */
+		return snprintf(buf, len, "[truncated]");
+	}
+	return snprintf(buf, len, "0x%" PRIx64, l->addr);
+}
+
+size_t mt_sym_frame_name(const struct mt_sym *s, const struct mt_sym_loc *l,
+			 size_t k, char *buf, size_t len)
+{
+	int n = l->nfuncs ? func_shown(&l->funcs[k], buf, len) :
+			    loc_unnamed(s, l, buf, len);
+
+	return n > 0 ? (size_t)n : 0;
 }
 
 size_t mt_sym_frames(struct mt_sym *s, uint32_t id, char *names, size_t len,
@@ -908,11 +918,7 @@ size_t mt_sym_frames(struct mt_sym *s, uint32_t id, char *names, size_t len,
 				total--;
 				continue;
 			}
-			if (l->nfuncs) {
-				func_shown(&l->funcs[k], names + at * len, len);
-			} else {
-				loc_unnamed(s, l, names + at * len, len);
-			}
+			mt_sym_frame_name(s, l, k, names + at * len, len);
 			at++;
 		}
 	}

@@ -35,6 +35,7 @@ size_t mt_sym_nstacks(const struct mt_sym *s);
  * function, an address where calls were inlined giving several, shown
  * "function (file.c:LINE)" where the line is known, with " [inlined]"
  * after an inlined one; "file+0xoffset" when a frame cannot be named.
+ * Each name is cut to len - 1 bytes (mt_sym_frame_name() gives it whole).
  * Returns how many (0: unknown id).
  */
 size_t mt_sym_frames(struct mt_sym *s, uint32_t id, char *names, size_t len,
@@ -64,6 +65,15 @@ struct mt_sym_loc {
  */
 size_t mt_sym_stack(struct mt_sym *s, uint32_t id,
 		    const struct mt_sym_loc **locs);
+
+/*
+ * The name of function k of l (0: innermost) as mt_sym_frames() shows it,
+ * or of l itself when nothing names it (k 0), into buf[len], snprintf's
+ * way: returns the length of the whole name, of which at most len - 1
+ * bytes were written (buf may be NULL when len is 0).
+ */
+size_t mt_sym_frame_name(const struct mt_sym *s, const struct mt_sym_loc *l,
+			 size_t k, char *buf, size_t len);
 
 /* The file of module mod and its build-id (*bidlen 0: none recorded). */
 const char *mt_sym_module(const struct mt_sym *s, int32_t mod,
