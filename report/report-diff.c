@@ -3,7 +3,9 @@
  * memtrack report --diff A B: what changed between two recordings, site by
  * site. Process ids and stack ids differ from one run to the next, so a
  * site here is its frames without the process (the size class, or the
- * symbolized call stack), summed over processes, and matched by name.
+ * symbolized call stack), summed over processes, and matched by its whole
+ * frames: two C++ instantiations whose names differ only past their
+ * first hundred bytes are two sites.
  */
 #include "config.h"
 
@@ -17,7 +19,12 @@
 #include "report-model.h"
 
 struct drow {
+	/* the frames after the process, escaped and joined (whole: the key
+	 * they are matched by) */
 	char *label;
+	/* where the frames come from, for the json's names */
+	unsigned int side;
+	size_t site;
 	uint64_t count[2], bytes[2];
 };
 
@@ -48,75 +55,109 @@ static int cmp_row(const void *x, const void *y)
 	return strcmp(a->label, b->label);
 }
 
-/* The label of a diff site: the site's frames after the process one. */
-static void label(const struct mt_rep *r, const struct mt_rep_site *s,
-		  char *buf, size_t len)
+/* The row of label, new (from site i of side k) when none has it yet;
+ * -ENOMEM. */
+static int64_t row_of(struct drow **rows, size_t *nrows, size_t *cap,
+		      struct mt_idx_map *idx, uint64_t seed, const char *lab,
+		      unsigned int k, size_t i)
 {
-	char names[MT_REP_MAX_FRAMES][MT_REP_FRAME_LEN];
-	size_t n = mt_rep_site_frames(r, s, names, MT_REP_MAX_FRAMES), i;
-	size_t at = 0;
+	uint64_t key;
+	int64_t at;
+	struct drow *d;
 
-	buf[0] = '\0';
-	for (i = 1; i < n && at + 1 < len; i++) {
-		if (i > 1) {
-			buf[at++] = ';';
+	for (key = mt_map_str_hash(seed, lab, strlen(lab));
+	     (at = mt_idx_get(idx, key)) >= 0; key++) {
+		if (!strcmp((*rows)[at].label, lab)) {
+			return at;
 		}
-		/* a ';' or a newline in a name must not split it */
-		at += mt_rep_frame_esc(buf + at, len - at, names[i]);
 	}
-	buf[at < len ? at : len - 1] = '\0';
+	if (*nrows == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+
+		d = realloc(*rows, nc * sizeof(*d));
+		if (!d) {
+			return -ENOMEM;
+		}
+		*rows = d;
+		*cap = nc;
+	}
+	d = &(*rows)[*nrows];
+	memset(d, 0, sizeof(*d));
+	d->label = strdup(lab);
+	d->side = k;
+	d->site = i;
+	if (!d->label || mt_idx_put(idx, key, (uint32_t)*nrows) < 0) {
+		free(d->label);
+		return -ENOMEM;
+	}
+	return (int64_t)(*nrows)++;
+}
+
+static int json_row(FILE *out, struct mt_rep *side[2], const struct drow *d,
+		    struct mt_rep_frames *f)
+{
+	int n = mt_rep_site_frames(side[d->side],
+				   &side[d->side]->sites[d->site], f), i;
+
+	if (n < 0) {
+		return n;
+	}
+	/* the report's shape: one string per frame, the process left out
+	 * (a diff site is summed over processes) */
+	fprintf(out, "{\"frames\":[");
+	for (i = 1; i < n; i++) {
+		if (i > 1) {
+			fputc(',', out);
+		}
+		mt_rep_json_str(out, f->name[i]);
+	}
+	fprintf(out, "],\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%" PRId64 ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%" PRId64 "}",
+		d->count[0], d->count[1], delta(d->count[0], d->count[1]),
+		d->bytes[0], d->bytes[1], delta(d->bytes[0], d->bytes[1]));
+	return 0;
+}
+
+static void text_row(FILE *out, const uint64_t bytes[2],
+		     const uint64_t count[2], const char *name)
+{
+	fprintf(out, "%14" PRIu64 " %14" PRIu64 " %+15" PRId64 " %10" PRIu64 " %10" PRIu64 " %+11" PRId64 "  %s\n",
+		bytes[0], bytes[1], delta(bytes[0], bytes[1]), count[0],
+		count[1], delta(count[0], count[1]), name);
 }
 
 int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 		const struct mt_report_opts *o)
 {
 	struct mt_rep *side[2] = { a, b };
+	struct mt_rep_frames f = { 0 };
 	struct drow *rows = NULL;
 	struct mt_idx_map idx = { 0 }; /* label: row */
 	uint64_t seed = mt_map_seed();
-	size_t nrows = 0, cap = 0, i, k;
+	size_t nrows = 0, cap = 0, i;
 	uint64_t tc[2] = { 0 }, tb[2] = { 0 };
-	char lab[4096];
 	bool json = o->format == MT_REPORT_JSON;
+	unsigned int k;
 	int err;
 
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < side[k]->nsites; i++) {
 			const struct mt_rep_site *s = &side[k]->sites[i];
-			uint64_t key;
+			const char *lab;
+			struct drow *d;
 			int64_t at;
-			size_t j = nrows;
 
-			label(side[k], s, lab, sizeof(lab));
-			for (key = mt_map_str_hash(seed, lab, strlen(lab));
-			     (at = mt_idx_get(&idx, key)) >= 0; key++) {
-				if (!strcmp(rows[at].label, lab)) {
-					j = (size_t)at;
-					break;
-				}
+			if (mt_rep_site_frames(side[k], s, &f) < 0 ||
+			    !(lab = mt_rep_frames_join(&f, 1))) {
+				goto nomem;
 			}
-			if (j == nrows) {
-				if (nrows == cap) {
-					struct drow *nr;
-
-					cap = cap ? cap * 2 : 64;
-					nr = realloc(rows, cap * sizeof(*nr));
-					if (!nr) {
-						goto nomem;
-					}
-					rows = nr;
-				}
-				memset(&rows[nrows], 0, sizeof(rows[0]));
-				rows[nrows].label = strdup(lab);
-				if (!rows[nrows].label ||
-				    mt_idx_put(&idx, key, (uint32_t)nrows) < 0) {
-					free(rows[nrows].label);
-					goto nomem;
-				}
-				nrows++;
+			at = row_of(&rows, &nrows, &cap, &idx, seed, lab, k,
+				    i);
+			if (at < 0) {
+				goto nomem;
 			}
-			rows[j].count[k] += s->count;
-			rows[j].bytes[k] += s->bytes;
+			d = &rows[at];
+			d->count[k] += s->count;
+			d->bytes[k] += s->bytes;
 			tc[k] += s->count;
 			tb[k] += s->bytes;
 		}
@@ -129,41 +170,43 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 		mt_rep_json_str(out, a->path);
 		fprintf(out, ",\"b\":");
 		mt_rep_json_str(out, b->path);
+		fprintf(out, ",\"damaged\":%s,\"damaged_a\":%s,\"damaged_b\":%s",
+			a->damaged || b->damaged ? "true" : "false",
+			a->damaged ? "true" : "false",
+			b->damaged ? "true" : "false");
 		fprintf(out, ",\"total\":{\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%" PRId64 ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%" PRId64 "},\"sites\":[",
 			tc[0], tc[1], delta(tc[0], tc[1]), tb[0], tb[1],
 			delta(tb[0], tb[1]));
 	} else {
 		fprintf(out, "diff %s -> %s (B - A, sites by |bytes delta|)\n",
 			a->path, b->path);
+		for (k = 0; k < 2; k++) {
+			if (side[k]->damaged) {
+				fprintf(out, "%c: damaged file, the %" PRIu64 " events before the damage\n",
+					"AB"[k], side[k]->events);
+			}
+		}
 		fprintf(out, "%14s %14s %15s %10s %10s %11s  %s\n", "bytes A",
 			"bytes B", "bytes delta", "count A", "count B",
 			"count delta", "site");
 	}
 	for (i = 0; i < nrows; i++) {
-		const struct drow *d = &rows[i];
-		const char *name = d->label;
 		if (json) {
-			fprintf(out, "%s{\"frames\":", i ? "," : "");
-			fputc('[', out);
-			mt_rep_json_str(out, name);
-			fprintf(out, "],\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%" PRId64 ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%" PRId64 "}",
-				d->count[0], d->count[1],
-				delta(d->count[0], d->count[1]), d->bytes[0],
-				d->bytes[1], delta(d->bytes[0], d->bytes[1]));
+			if (i) {
+				fputc(',', out);
+			}
+			if (json_row(out, side, &rows[i], &f) < 0) {
+				goto nomem;
+			}
 		} else {
-			fprintf(out, "%14" PRIu64 " %14" PRIu64 " %+15" PRId64 " %10" PRIu64 " %10" PRIu64 " %+11" PRId64 "  %s\n",
-				d->bytes[0], d->bytes[1],
-				delta(d->bytes[0], d->bytes[1]), d->count[0],
-				d->count[1], delta(d->count[0], d->count[1]),
-				name);
+			text_row(out, rows[i].bytes, rows[i].count,
+				 rows[i].label);
 		}
 	}
 	if (json) {
 		fprintf(out, "]}\n");
 	} else {
-		fprintf(out, "%14" PRIu64 " %14" PRIu64 " %+15" PRId64 " %10" PRIu64 " %10" PRIu64 " %+11" PRId64 "  total\n",
-			tb[0], tb[1], delta(tb[0], tb[1]), tc[0], tc[1],
-			delta(tc[0], tc[1]));
+		text_row(out, tb, tc, "total");
 	}
 	err = ferror(out) ? -EIO : 0;
 end:
@@ -172,6 +215,7 @@ end:
 	}
 	free(rows);
 	free(idx.slots);
+	mt_rep_frames_free(&f);
 	return err;
 nomem:
 	err = -ENOMEM;

@@ -63,8 +63,10 @@ int mt_rep_collapsed(FILE *out, struct mt_rep *r,
 		     const struct mt_report_opts *o)
 {
 	struct site_order *order = sorted_sites(r);
-	static char stack[MT_REP_MAX_FRAMES * MT_REP_FRAME_LEN];
+	struct mt_rep_frames f = { 0 };
+	const char *stack;
 	size_t i;
+	int err = 0;
 
 	if (!order) {
 		return -ENOMEM;
@@ -76,15 +78,20 @@ int mt_rep_collapsed(FILE *out, struct mt_rep *r,
 		if (!w) {
 			continue;
 		}
-		mt_rep_site_stack(r, s, stack, sizeof(stack));
+		if (mt_rep_site_frames(r, s, &f) < 0 ||
+		    !(stack = mt_rep_frames_join(&f, 0))) {
+			err = -ENOMEM;
+			break;
+		}
 		fprintf(out, "%s %" PRIu64 "\n", stack, w);
 	}
+	mt_rep_frames_free(&f);
 	free(order);
-	return ferror(out) ? -EIO : 0;
+	return err ? err : ferror(out) ? -EIO : 0;
 }
 
 struct node {
-	char name[MT_REP_FRAME_LEN];
+	char *name; /* owned */
 	uint64_t weight;
 	size_t child, next; /* 0: none (node 0 is the root) */
 	size_t last;        /* the last child, where the next one goes */
@@ -125,9 +132,13 @@ static int64_t add_child(struct tree *t, size_t parent, const char *name)
 	if (mt_idx_put(&t->idx, key, (uint32_t)t->len) < 0) {
 		return -ENOMEM;
 	}
-	c = t->len++;
+	c = t->len;
 	memset(&t->n[c], 0, sizeof(t->n[c]));
-	snprintf(t->n[c].name, sizeof(t->n[c].name), "%s", name);
+	t->n[c].name = strdup(name);
+	if (!t->n[c].name) {
+		return -ENOMEM;
+	}
+	t->len++;
 	t->n[c].parent = parent;
 	/* appended: the sites come sorted, so siblings stay in order */
 	last = t->n[parent].last;
@@ -170,11 +181,11 @@ static unsigned int layout(const struct tree *t, size_t i, unsigned int depth,
 int mt_rep_flame(const struct mt_rep *r, const struct mt_report_opts *o,
 		 mt_rep_flame_fn fn, void *ctx)
 {
-	char names[MT_REP_MAX_FRAMES][MT_REP_FRAME_LEN];
 	struct site_order *order = sorted_sites(r);
+	struct mt_rep_frames f = { 0 };
 	struct tree t = { 0 };
-	int ret = 0;
-	size_t i, j, n;
+	int ret = 0, n;
+	size_t i, j;
 
 	t.cap = 64;
 	t.n = calloc(t.cap, sizeof(*t.n));
@@ -183,8 +194,12 @@ int mt_rep_flame(const struct mt_rep *r, const struct mt_report_opts *o,
 		ret = -ENOMEM;
 		goto end;
 	}
+	t.n[0].name = strdup("all");
+	if (!t.n[0].name) {
+		ret = -ENOMEM;
+		goto end;
+	}
 	t.len = 1;
-	snprintf(t.n[0].name, sizeof(t.n[0].name), "all");
 	for (i = 0; i < r->nsites; i++) {
 		const struct mt_rep_site *s = &r->sites[order[i].idx];
 		uint64_t w = mt_rep_site_weight(s, o);
@@ -193,10 +208,14 @@ int mt_rep_flame(const struct mt_rep *r, const struct mt_report_opts *o,
 		if (!w) {
 			continue;
 		}
-		n = mt_rep_site_frames(r, s, names, MT_REP_MAX_FRAMES);
+		n = mt_rep_site_frames(r, s, &f);
+		if (n < 0) {
+			ret = n;
+			goto end;
+		}
 		t.n[0].weight = sat_add(t.n[0].weight, w);
-		for (j = 0; j < n; j++) {
-			int64_t c = add_child(&t, at, names[j]);
+		for (j = 0; j < (size_t)n; j++) {
+			int64_t c = add_child(&t, at, f.name[j]);
 
 			if (c < 0) {
 				ret = (int)c;
@@ -209,8 +228,12 @@ int mt_rep_flame(const struct mt_rep *r, const struct mt_report_opts *o,
 	ret = t.n[0].weight ? (int)layout(&t, 0, 0, 0.0, t.n[0].weight, fn,
 					  ctx) : 0;
 end:
+	for (i = 0; i < t.len; i++) {
+		free(t.n[i].name);
+	}
 	free(t.n);
 	free(t.idx.slots);
 	free(order);
+	mt_rep_frames_free(&f);
 	return ret;
 }

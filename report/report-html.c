@@ -76,13 +76,14 @@ static void summary(FILE *out, const struct mt_rep *r)
  * The top sites by the flamegraph's weight: the innermost frame shown, the
  * whole stack in its title; a click searches the flamegraph for it.
  */
-static void top_sites(FILE *out, const struct mt_rep *r,
-		      const struct mt_report_opts *o)
+static int top_sites(FILE *out, const struct mt_rep *r,
+		     const struct mt_report_opts *o)
 {
-	static char names[MT_REP_MAX_FRAMES][MT_REP_FRAME_LEN];
-	static char stack[MT_REP_MAX_FRAMES * MT_REP_FRAME_LEN];
+	struct mt_rep_frames f = { 0 };
 	bool by_count = o->weight == MT_REPORT_COUNT;
-	size_t idx[MT_REP_TOP], n, i, nf;
+	size_t idx[MT_REP_TOP], n, i;
+	const char *stack;
+	int nf, err = 0;
 
 	n = mt_rep_top_sites(r, by_count ? MT_REP_BY_COUNT : MT_REP_BY_BYTES,
 			     idx, MT_REP_TOP);
@@ -90,19 +91,23 @@ static void top_sites(FILE *out, const struct mt_rep *r,
 		by_count ? "allocations" : "bytes allocated");
 	if (!n) {
 		fprintf(out, "<p>(no allocation)</p>\n</div>\n");
-		return;
+		return 0;
 	}
 	fprintf(out, "<table>\n<tr><th>#</th><th>site (click: search)</th><th>allocated</th><th>allocations</th><th>at peak</th><th>leaked</th></tr>\n");
 	for (i = 0; i < n; i++) {
 		const struct mt_rep_site *s = &r->sites[idx[i]];
 
-		nf = mt_rep_site_frames(r, s, names, MT_REP_MAX_FRAMES);
-		mt_rep_site_stack(r, s, stack, sizeof(stack));
+		nf = mt_rep_site_frames(r, s, &f);
+		stack = nf < 0 ? NULL : mt_rep_frames_join(&f, 0);
+		if (!stack) {
+			err = -ENOMEM;
+			break;
+		}
 		fprintf(out, "<tr><td>%zu</td><td class=\"site\" title=\"",
 			i + 1);
 		mt_rep_xml_str(out, stack);
 		fprintf(out, "\">");
-		mt_rep_xml_str(out, nf ? names[nf - 1] : "?");
+		mt_rep_xml_str(out, f.name[nf - 1]);
 		fprintf(out, "</td>");
 		td_bytes(out, s->bytes);
 		td_count(out, s->count);
@@ -111,6 +116,8 @@ static void top_sites(FILE *out, const struct mt_rep *r,
 		fprintf(out, "</tr>\n");
 	}
 	fprintf(out, "</table>\n</div>\n");
+	mt_rep_frames_free(&f);
+	return err;
 }
 
 static const char script[] =
@@ -151,7 +158,10 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		return err;
 	}
 	fprintf(out, "</div>\n");
-	top_sites(out, r, o);
+	err = top_sites(out, r, o);
+	if (err < 0) {
+		return err;
+	}
 	fprintf(out, "</div>\n<pre id=\"selftest\" hidden=\"hidden\"></pre>\n");
 	/* apart from the main script, so that its syntax errors show too */
 	fprintf(out, "<script>\nwindow.onerror = function (msg, src, line) {\n\tdocument.getElementById('selftest').textContent += 'error: ' + msg + ' (line ' + line + ')\\n';\n};\n</script>\n");

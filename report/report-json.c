@@ -63,18 +63,20 @@ static void json_proc(FILE *out, const struct mt_rep_proc *p, bool total)
 	fputc('}', out);
 }
 
-static void json_site(FILE *out, const struct mt_rep *r,
-		      const struct mt_rep_site *s)
+static int json_site(FILE *out, const struct mt_rep *r,
+		     const struct mt_rep_site *s, struct mt_rep_frames *f)
 {
-	char names[MT_REP_MAX_FRAMES][MT_REP_FRAME_LEN];
-	size_t n = mt_rep_site_frames(r, s, names, MT_REP_MAX_FRAMES), i;
+	int n = mt_rep_site_frames(r, s, f), i;
 
+	if (n < 0) {
+		return n;
+	}
 	fprintf(out, "{\"pid\":%d,\"frames\":[", (int)s->pid);
 	for (i = 0; i < n; i++) {
 		if (i) {
 			fputc(',', out);
 		}
-		mt_rep_json_str(out, names[i]);
+		mt_rep_json_str(out, f->name[i]);
 	}
 	fprintf(out,
 		"],\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
@@ -82,15 +84,18 @@ static void json_site(FILE *out, const struct mt_rep *r,
 		",\"leaked_blocks\":%" PRIu64 ",\"leaked_bytes\":%" PRIu64 "}",
 		s->count, s->bytes, s->temporary, s->at_peak, s->live_blocks,
 		s->live);
+	return 0;
 }
 
 int mt_rep_json(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 {
+	struct mt_rep_frames f = { 0 };
 	struct mt_rep_proc total;
 	size_t idx[MT_REP_TOP], i, n;
 	uint64_t lo, hi, step;
 	unsigned int k, rank;
 	bool first;
+	int err = 0;
 
 	fprintf(out, "{\"file\":");
 	mt_rep_json_str(out, r->path);
@@ -138,7 +143,10 @@ int mt_rep_json(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 			if (i) {
 				fputc(',', out);
 			}
-			json_site(out, r, &r->sites[idx[i]]);
+			err = json_site(out, r, &r->sites[idx[i]], &f);
+			if (err < 0) {
+				goto end;
+			}
 		}
 		fputc(']', out);
 	}
@@ -168,5 +176,8 @@ int mt_rep_json(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		first = false;
 	}
 	fprintf(out, "]}}\n");
-	return ferror(out) ? -EIO : 0;
+	err = ferror(out) ? -EIO : 0;
+end:
+	mt_rep_frames_free(&f);
+	return err;
 }

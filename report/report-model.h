@@ -24,7 +24,6 @@
 #define MT_REP_TOP 10       /* entries of every top list */
 #define MT_REP_CLASSES 65   /* size 0, then [2^(k-1), 2^k - 1] for k=1..64 */
 #define MT_REP_SERIES 1024  /* timeline buckets kept per process */
-#define MT_REP_FRAME_LEN 128 /* a frame name, NUL included */
 #define MT_REP_MAX_FRAMES 129 /* the process, then up to 127 + 1 frames */
 /* mt_rep_site.id of a site that is a call stack (the id is the stack's) */
 #define MT_REP_STACK_SITE (1u << 31)
@@ -126,12 +125,31 @@ void mt_rep_class_bounds(unsigned int cls, uint64_t *lo, uint64_t *hi);
 /* "64-127 B" */
 void mt_rep_class_label(unsigned int cls, char *buf, size_t len);
 
-/* Frames of a site, root first, into names[max]; returns how many. */
-size_t mt_rep_site_frames(const struct mt_rep *r, const struct mt_rep_site *s,
-			  char names[][MT_REP_FRAME_LEN], size_t max);
-/* The frames joined by ';' (the collapsed format's stack). */
-void mt_rep_site_stack(const struct mt_rep *r, const struct mt_rep_site *s,
-		       char *buf, size_t len);
+/*
+ * The frames of a site, root first, each name whole: C++ names run to
+ * hundreds of bytes and may differ only near their end, where the file
+ * and line are. name[i] (i < n) points into text; both stay valid until
+ * the next mt_rep_site_frames() on f, or mt_rep_frames_free(). Start
+ * from a zeroed struct and reuse it from site to site.
+ */
+struct mt_rep_frames {
+	size_t n;
+	const char *name[MT_REP_MAX_FRAMES];
+	size_t off[MT_REP_MAX_FRAMES]; /* of each name in text */
+	char *text;
+	size_t len, cap;
+	char *joined; /* mt_rep_frames_join() */
+	size_t joined_cap;
+};
+
+/* Returns how many frames (at least 1: the process), or -ENOMEM. */
+int mt_rep_site_frames(const struct mt_rep *r, const struct mt_rep_site *s,
+		       struct mt_rep_frames *f);
+/* Frames from `from` on, each escaped by mt_rep_frame_esc(), joined by
+ * ';': the collapsed format's stack, whole. Valid as f's names are; NULL
+ * when out of memory. */
+const char *mt_rep_frames_join(struct mt_rep_frames *f, size_t from);
+void mt_rep_frames_free(struct mt_rep_frames *f);
 
 /* Top lists: indices into r->sites, best first. */
 enum mt_rep_rank {

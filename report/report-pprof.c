@@ -368,9 +368,10 @@ static uint64_t loc_named(struct pp *pp, const char *name)
 static int add_sample(struct pp *pp, const struct mt_rep_site *s,
 		      const struct mt_report_opts *o)
 {
-	static char names[MT_REP_MAX_FRAMES][MT_REP_FRAME_LEN];
+	struct mt_rep_frames f = { 0 };
 	const struct mt_sym_loc *locs = NULL;
 	size_t n = 0, i;
+	int nf, err = 0;
 	Sample *smp;
 	Label *pid;
 
@@ -418,21 +419,28 @@ static int add_sample(struct pp *pp, const struct mt_rep_site *s,
 	}
 	/* the other outputs' frames, root first, the process left out (it
 	 * is the label) */
-	n = mt_rep_site_frames(pp->r, s, names, MT_REP_MAX_FRAMES);
-	smp->location_id = calloc(n ? n : 1, sizeof(*smp->location_id));
+	nf = mt_rep_site_frames(pp->r, s, &f);
+	smp->location_id = nf < 0 ? NULL :
+				    calloc((size_t)nf, sizeof(*smp->location_id));
 	if (!smp->location_id) {
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto end;
 	}
+	n = (size_t)nf;
 	for (i = 1; i < n; i++) {
-		uint64_t id = loc_named(pp, names[i]);
+		uint64_t id = loc_named(pp, f.name[i]);
 
 		if (!id) {
-			return -ENOMEM;
+			err = -ENOMEM;
+			goto end;
 		}
 		smp->location_id[n - 1 - i] = id;
 	}
-	smp->n_location_id = n ? n - 1 : 0;
-	return pid->key < 0 ? -ENOMEM : 0;
+	smp->n_location_id = n - 1;
+	err = pid->key < 0 ? -ENOMEM : 0;
+end:
+	mt_rep_frames_free(&f);
+	return err;
 }
 
 static void pp_free(struct pp *pp)

@@ -193,7 +193,8 @@ static void flame_frame(void *ctx, const char *name, unsigned int depth,
 	double y = f->top + (double)(f->depth - 1 - depth) * ROW;
 	unsigned int hsh = hash_name(name);
 	size_t chars, len = strlen(name);
-	char shown[MT_REP_FRAME_LEN];
+	/* what fits in the frame: at most the graph's width, 7 px a byte */
+	char shown[(WIDTH - LEFT - RIGHT) / 7 + 3];
 
 	if (px < MIN_FRAME_PX) {
 		return;

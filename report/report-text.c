@@ -86,11 +86,12 @@ static void print_proc(FILE *out, const struct mt_rep_proc *p,
 	}
 }
 
-static void print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
-			const char *title)
+static int print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
+		       const char *title, struct mt_rep_frames *f)
 {
 	size_t idx[MT_REP_TOP], n, i;
-	char stack[4096], h[32];
+	const char *stack;
+	char h[32];
 
 	n = mt_rep_top_sites(r, rank, idx, MT_REP_TOP);
 	fprintf(out, "top sites by %s\n", title);
@@ -100,7 +101,10 @@ static void print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
 	for (i = 0; i < n; i++) {
 		const struct mt_rep_site *s = &r->sites[idx[i]];
 
-		mt_rep_site_stack(r, s, stack, sizeof(stack));
+		if (mt_rep_site_frames(r, s, f) < 0 ||
+		    !(stack = mt_rep_frames_join(f, 0))) {
+			return -ENOMEM;
+		}
 		switch (rank) {
 		case MT_REP_BY_COUNT:
 			fprintf(out, "  %2zu. %12" PRIu64 " allocs  %s\n",
@@ -119,15 +123,18 @@ static void print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
 			break;
 		}
 	}
+	return 0;
 }
 
 int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 {
+	struct mt_rep_frames f = { 0 };
 	struct mt_rep_proc total;
 	char title[96], label[48], h[32];
 	uint64_t most = 0;
 	unsigned int k;
 	size_t i;
+	int err;
 
 	(void)o;
 	for (i = 0; i < r->nprocs; i++) {
@@ -175,12 +182,20 @@ int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 			label, r->hist_count[k], bar, r->hist_bytes[k]);
 	}
 
-	print_sites(out, r, MT_REP_BY_BYTES, "bytes allocated");
-	print_sites(out, r, MT_REP_BY_COUNT, "number of allocations");
 	mt_rep_human(r->peak, h, sizeof(h));
 	snprintf(title, sizeof(title), "bytes live at the peak (%s at %.3f ms)",
 		 h, ms(r->peak_ts));
-	print_sites(out, r, MT_REP_BY_PEAK, title);
-	print_sites(out, r, MT_REP_BY_LEAK, "leaks (live at end)");
-	return ferror(out) ? -EIO : 0;
+	if ((err = print_sites(out, r, MT_REP_BY_BYTES, "bytes allocated",
+			       &f)) < 0 ||
+	    (err = print_sites(out, r, MT_REP_BY_COUNT,
+			       "number of allocations", &f)) < 0 ||
+	    (err = print_sites(out, r, MT_REP_BY_PEAK, title, &f)) < 0 ||
+	    (err = print_sites(out, r, MT_REP_BY_LEAK, "leaks (live at end)",
+			       &f)) < 0) {
+		goto end;
+	}
+	err = ferror(out) ? -EIO : 0;
+end:
+	mt_rep_frames_free(&f);
+	return err;
 }

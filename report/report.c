@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,50 +91,146 @@ void mt_rep_class_label(unsigned int cls, char *buf, size_t len)
 	}
 }
 
-size_t mt_rep_site_frames(const struct mt_rep *r, const struct mt_rep_site *s,
-			  char names[][MT_REP_FRAME_LEN], size_t max)
+/* Room in f->text for need more bytes. */
+static int text_room(struct mt_rep_frames *f, size_t need)
 {
-	char label[48];
-	size_t n;
+	size_t cap = f->cap ? f->cap : 1024;
+	char *t;
 
-	if (max < 2) {
+	if (f->len + need <= f->cap) {
 		return 0;
 	}
-	snprintf(names[0], MT_REP_FRAME_LEN, "pid %d", (int)s->pid);
-	/* a stack: the process, then its frames root first */
-	if (s->id & MT_REP_STACK_SITE) {
-		n = mt_sym_frames(r->sym, s->id & ~MT_REP_STACK_SITE,
-				  names[1], MT_REP_FRAME_LEN, max - 1);
-		if (!n) {
-			snprintf(names[1], MT_REP_FRAME_LEN,
-				 "[stack %u not in the recording]",
-				 s->id & ~MT_REP_STACK_SITE);
-			n = 1;
-		}
-		return n + 1;
+	while (cap < f->len + need) {
+		cap *= 2;
 	}
-	/* without stacks the id is a size class */
-	mt_rep_class_label(s->id, label, sizeof(label));
-	snprintf(names[1], MT_REP_FRAME_LEN, "size %s", label);
-	return 2;
+	t = realloc(f->text, cap);
+	if (!t) {
+		return -ENOMEM;
+	}
+	f->text = t;
+	f->cap = cap;
+	return 0;
 }
 
-void mt_rep_site_stack(const struct mt_rep *r, const struct mt_rep_site *s,
-		       char *buf, size_t len)
+/* Appends "fmt..." as the next frame. */
+__attribute__((format(printf, 2, 3)))
+static int frame_printf(struct mt_rep_frames *f, const char *fmt, ...)
 {
-	char names[MT_REP_MAX_FRAMES][MT_REP_FRAME_LEN];
-	size_t n = mt_rep_site_frames(r, s, names, MT_REP_MAX_FRAMES), i;
-	size_t at = 0;
+	va_list ap;
+	int n;
 
-	buf[0] = '\0';
-	for (i = 0; i < n && at + 1 < len; i++) {
-		if (i) {
-			buf[at++] = ';';
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || f->n == MT_REP_MAX_FRAMES ||
+	    text_room(f, (size_t)n + 1) < 0) {
+		return -ENOMEM;
+	}
+	va_start(ap, fmt);
+	vsnprintf(f->text + f->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	f->off[f->n++] = f->len;
+	f->len += (size_t)n + 1;
+	return 0;
+}
+
+/* Appends the frames of stack id, root first, the innermost kept when
+ * there are more than f has room for; 0 frames when id is unknown. */
+static int stack_frames(const struct mt_rep *r, uint32_t id,
+			struct mt_rep_frames *f)
+{
+	const struct mt_sym_loc *locs;
+	size_t nl = mt_sym_stack(r->sym, id, &locs), total = 0, i, k;
+	size_t room = MT_REP_MAX_FRAMES - f->n;
+
+	for (i = 0; i < nl; i++) {
+		total += locs[i].nfuncs ? locs[i].nfuncs : 1;
+	}
+	for (i = nl; i-- > 0;) {
+		const struct mt_sym_loc *l = &locs[i];
+
+		for (k = l->nfuncs ? l->nfuncs : 1; k-- > 0;) {
+			size_t n;
+
+			if (total > room) {
+				total--;
+				continue;
+			}
+			n = mt_sym_frame_name(r->sym, l, k, NULL, 0);
+			if (text_room(f, n + 1) < 0) {
+				return -ENOMEM;
+			}
+			mt_sym_frame_name(r->sym, l, k, f->text + f->len, n + 1);
+			f->off[f->n++] = f->len;
+			f->len += n + 1;
+		}
+	}
+	return 0;
+}
+
+int mt_rep_site_frames(const struct mt_rep *r, const struct mt_rep_site *s,
+		       struct mt_rep_frames *f)
+{
+	uint32_t id = s->id & ~MT_REP_STACK_SITE;
+	char label[48];
+	size_t i;
+	int err;
+
+	f->n = 0;
+	f->len = 0;
+	err = frame_printf(f, "pid %d", (int)s->pid);
+	/* a stack: the process, then its frames root first */
+	if (!err && (s->id & MT_REP_STACK_SITE)) {
+		err = r->sym ? stack_frames(r, id, f) : 0;
+		if (!err && f->n == 1) {
+			err = frame_printf(f, "[stack %u not in the recording]",
+					   id);
+		}
+	} else if (!err) {
+		/* without stacks the id is a size class */
+		mt_rep_class_label(s->id, label, sizeof(label));
+		err = frame_printf(f, "size %s", label);
+	}
+	for (i = 0; i < f->n; i++) {
+		f->name[i] = f->text + f->off[i];
+	}
+	return err < 0 ? err : (int)f->n;
+}
+
+const char *mt_rep_frames_join(struct mt_rep_frames *f, size_t from)
+{
+	size_t need = 1, at = 0, i;
+
+	/* an escaped byte takes at most 4 */
+	for (i = from; i < f->n; i++) {
+		need += 4 * strlen(f->name[i]) + 1;
+	}
+	if (need > f->joined_cap) {
+		char *j = realloc(f->joined, need);
+
+		if (!j) {
+			return NULL;
+		}
+		f->joined = j;
+		f->joined_cap = need;
+	}
+	f->joined[0] = '\0';
+	for (i = from; i < f->n; i++) {
+		if (i > from) {
+			f->joined[at++] = ';';
 		}
 		/* a ';' or a newline in a name must not split it */
-		at += mt_rep_frame_esc(buf + at, len - at, names[i]);
+		at += mt_rep_frame_esc(f->joined + at, need - at, f->name[i]);
 	}
-	buf[at < len ? at : len - 1] = '\0';
+	f->joined[at] = '\0';
+	return f->joined;
+}
+
+void mt_rep_frames_free(struct mt_rep_frames *f)
+{
+	free(f->text);
+	free(f->joined);
+	*f = (struct mt_rep_frames){ 0 };
 }
 
 const char *mt_rep_rank_name(enum mt_rep_rank rank)

@@ -20,6 +20,11 @@ usage: mkrec.py SCENARIO OUT [ARG...]
   spellings FILE N FILE (an ELF shared object with a .dynsym) under N
                    spellings ("/" repeated), a stack in its first function
   buildids FILE N  FILE under N made-up build-ids, the same way
+  huge             2^64 - 1 bytes in pid 1, 2 in pid 2
+  long FILE A B    FILE (tests/progs/long-names) mapped, A bytes allocated
+                   in its make<...first_instantiation> and B in its
+                   make<...second_instantiation>, each called from main
+                   (0: none)
 """
 import struct
 import sys
@@ -116,6 +121,54 @@ def first_function(path):
     sys.exit("no function in " + path)
 
 
+def symbols(path):
+    """{name: file offset} of path's functions (.symtab and .dynsym)."""
+    d = open(path, "rb").read()
+    phoff, shoff = struct.unpack_from("<QQ", d, 0x20)
+    phnum = struct.unpack_from("<H", d, 0x38)[0]
+    shnum = struct.unpack_from("<H", d, 0x3c)[0]
+    loads = []
+    for i in range(phnum):
+        t, _, off, va, _, fsz = struct.unpack_from("<IIQQQQ", d, phoff + 56 * i)
+        if t == 1:
+            loads.append((va, off, fsz))
+    shdrs = [struct.unpack_from("<IIQQQQIIQQ", d, shoff + 64 * i)
+             for i in range(shnum)]
+    found = {}
+    for sh in shdrs:
+        if sh[1] not in (2, 11):  # SHT_SYMTAB, SHT_DYNSYM
+            continue
+        strtab = shdrs[sh[6]][4]
+        for k in range(1, sh[5] // 24):
+            name, info, _, shndx, value, size = struct.unpack_from(
+                "<IBBHQQ", d, sh[4] + 24 * k)
+            if info & 0xf != 2 or not shndx or not value:
+                continue
+            end = d.index(b"\0", strtab + name)
+            for va, off, fsz in loads:
+                if va <= value < va + fsz:
+                    found[d[strtab + name:end]] = value - va + off
+    return found
+
+
+def long_names(path, sizes):
+    """Stacks of main calling each make<> instantiation of path."""
+    syms = symbols(path)
+    main = syms[b"main"]
+    makes = [syms[[n for n in syms if b"4make" in n and w in n][0]]
+             for w in (b"first_instantiation", b"second_instantiation")]
+    span = 0x1000000
+    recs = [m_exec(1), m_map(1, BASE, BASE + span, 0, path.encode())]
+    stacks = []
+    evs = []
+    for i, (off, size) in enumerate(zip(makes, sizes)):
+        if not size:
+            continue
+        stacks.append(t_stack(i + 1, 1, [BASE + off + 1, BASE + main + 1]))
+        evs.append(malloc(1, 1000 + i, 0x5000 + 16 * i, size, i + 1))
+    return meta(b"MTKM", recs) + meta(b"MTKT", stacks) + events(evs)
+
+
 def main():
     what, out, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     if what == "fifo":
@@ -175,6 +228,8 @@ def main():
                               "addr": 0x5000, "type": "Malloc", "size": s})
                for p, s in ((1, (1 << 64) - 1), (2, 2))]
         data = events(evs)
+    elif what == "long":
+        data = long_names(args[0], [int(args[1]), int(args[2])])
     elif what == "pids":
         evs = [msgpack.packb({"pid": p, "tid": p, "timestamp": 1000 * p,
                               "addr": 0x5000, "type": "Malloc", "size": 8})

@@ -14,6 +14,13 @@ tests_progs_flame_shape_CFLAGS = $(WARN_CFLAGS) -O2 -fno-builtin
 TESTS += tests/test-report-html.sh
 dist_noinst_SCRIPTS += tests/test-report-html.sh
 
+# tests/test-report.sh: whole frame names (issue 29), two C++ template
+# instantiations named alike for 140 bytes, put in recordings by
+# tests/mkrec.py; -g for the file and line
+check_PROGRAMS += tests/progs/long-names
+tests_progs_long_names_SOURCES = tests/progs/long-names.cc
+tests_progs_long_names_CXXFLAGS = -std=c++17 -g -fno-builtin -Wall
+
 # the metadata parsers of the report on hand-made payloads (fuzz regressions)
 check_PROGRAMS += tests/test-symbolize
 TESTS += tests/test-symbolize

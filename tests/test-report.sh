@@ -169,6 +169,73 @@ expect_exit 0 "diff of a file with itself" -- "$MT" report --diff "$T/a.mt" "$T/
 [ "$(grep -c ' +0 .* +0  ' "$T/out")" -eq 6 ] && ok "self diff: all deltas 0" ||
 	{ fail "self diff"; cat "$T/out"; }
 
+# --- whole frame names (issue 29) --------------------------------------------
+# tests/progs/long-names: make<T>() instantiated twice, the two names alike
+# for their first 140 bytes. Names cut at 127 bytes made the two one site:
+# --diff of a recording allocating in the first against one allocating in
+# the second read "+0", and no output showed the file:line after the cut.
+LN="$MT_BUILDDIR/tests/progs/long-names"
+LM=$(grep -n "@make$" "$MT_SRCDIR/tests/progs/long-names.cc" | cut -d: -f1)
+PFX='void* memtrack_test::make<memtrack_test::an_allocation_site_whose_template_argument_list_is_long_enough_to_pass_any_fixed_buffer<memtrack_test::'
+N1="${PFX}first_instantiation> >(unsigned long) (long-names.cc:$LM)"
+N2="${PFX}second_instantiation> >(unsigned long) (long-names.cc:$LM)"
+# the same, as a grep -E pattern
+re() { printf '%s' "$1" | sed 's/[][\.*^$()+?{}|]/\\&/g'; }
+mkrec() { "$PY" "$MT_SRCDIR/tests/mkrec.py" "$@"; }
+if ! "$PY" -c 'import msgpack, zstandard' 2>/dev/null; then
+	echo "SKIP: no $PY with msgpack and zstandard: whole names not checked"
+elif ! mkrec long "$T/ln1.mt" "$LN" 100 0 ||
+	! mkrec long "$T/ln2.mt" "$LN" 0 100 ||
+	! mkrec long "$T/ln12.mt" "$LN" 100 200; then
+	fail "long names: cannot write the recordings"
+else
+	expect_exit 0 "long names: diff" -- "$MT" report --diff "$T/ln1.mt" "$T/ln2.mt"
+	has "$T/out" "long names: diff, a row each" \
+		"^ +100 +0 +-100 +1 +0 +-1  main \(long-names\.cc:[0-9]+\);$(re "$N1")$" \
+		"^ +0 +100 +\+100 +0 +1 +\+1  main \(long-names\.cc:[0-9]+\);$(re "$N2")$"
+	[ "$(wc -l <"$T/out")" -eq 5 ] && ok "long names: diff, 2 rows" ||
+		{ fail "long names: diff rows"; cat "$T/out"; }
+	expect_exit 0 "long names: diff json" -- "$MT" report --diff --format json "$T/ln1.mt" "$T/ln2.mt"
+	check "long names: diff json, frames as the report gives them" -- "$PY" -c 'import json, re, sys
+r = json.load(open(sys.argv[1]))
+assert r["damaged"] is False and r["damaged_a"] is False and r["damaged_b"] is False, r
+got = [(s["frames"][1:], s["bytes_delta"], s["count_delta"]) for s in r["sites"]]
+assert got == [([sys.argv[2]], -100, -1), ([sys.argv[3]], 100, 1)], got
+for s in r["sites"]:
+    assert len(s["frames"]) == 2 and re.fullmatch(r"main \(long-names\.cc:[0-9]+\)", s["frames"][0]), s' \
+		"$T/out" "$N1" "$N2"
+	expect_exit 0 "long names: json" -- "$MT" report --format json "$T/ln12.mt"
+	check "long names: json frames whole" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+got = [(s["frames"][0], s["frames"][-1], s["bytes"]) for s in r["top_sites"]["bytes"]]
+assert got == [("pid 1", sys.argv[3], 200), ("pid 1", sys.argv[2], 100)], got' \
+		"$T/out" "$N1" "$N2"
+	expect_exit 0 "long names: collapsed" -- "$MT" report --format collapsed "$T/ln12.mt"
+	has "$T/out" "long names: collapsed" \
+		"^pid 1;main \(long-names\.cc:[0-9]+\);$(re "$N1") 100$" \
+		"^pid 1;main \(long-names\.cc:[0-9]+\);$(re "$N2") 200$"
+	expect_exit 0 "long names: text" -- "$MT" report "$T/ln12.mt"
+	has "$T/out" "long names: text" "$(re "$N1")" "$(re "$N2")"
+	for fmt in svg html; do
+		expect_exit 0 "long names: $fmt" -- "$MT" report --format $fmt "$T/ln12.mt"
+		check "long names: $fmt titles name each site whole" -- "$PY" -c 'import sys, xml.etree.ElementTree as ET
+src = open(sys.argv[1]).read()
+if src.startswith("<!DOCTYPE"):
+    src = src.split("\n", 1)[1]
+root = ET.fromstring(src)
+titles = [t.text for t in root.iter() if t.tag.endswith("title") and t.text]
+for n in sys.argv[2:]:
+    assert any(t.startswith(n + " (") for t in titles), (n, titles)' \
+			"$T/out" "$N1" "$N2"
+	done
+	expect_exit 0 "long names: html" -- "$MT" report --format html "$T/ln12.mt"
+	check "long names: html top sites hold the whole stacks" -- "$PY" -c 'import sys
+src = open(sys.argv[1]).read()
+for n in sys.argv[2:]:
+    assert (n.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") + "\"") in src, n' \
+		"$T/out" "$N1" "$N2"
+fi
+
 # --- svg and html: well-formed, self-contained, with chart and flamegraph -------
 expect_exit 0 "svg" -- "$MT" report --format svg "$T/a.mt"
 check "svg parses; 2 processes x 2 lines; a frame per site + pids + root" -- \
@@ -245,6 +312,12 @@ check "truncated file: the events before the cut" -- "$PY" -c 'import json,sys
 r = json.load(open(sys.argv[1]))
 assert r["damaged"] is True and r["events"] == 16, (r["damaged"], r["events"])
 assert r["total"]["allocations"] == 7, r["total"]["allocations"]' "$T/out"
+expect_exit 0 "truncated file: diff json" -- "$MT" report --diff --format json "$T/cut.mt" "$T/a.mt"
+check "truncated file: the diff json says which file is damaged" -- "$PY" -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+assert (r["damaged"], r["damaged_a"], r["damaged_b"]) == (True, True, False), r' "$T/out"
+expect_exit 0 "truncated file: diff" -- "$MT" report --diff "$T/a.mt" "$T/cut.mt"
+has "$T/out" "truncated file: the diff says so" "^B: damaged file, the 16 events before the damage$"
 expect_exit 0 "truncated file: text" -- "$MT" report "$T/cut.mt"
 has "$T/out" "truncated text" "^total \(2 processes; damaged file"
 printf 'this is not zstd' >"$T/junk.mt"
