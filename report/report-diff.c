@@ -6,6 +6,10 @@
  * symbolized call stack), summed over processes, and matched by its whole
  * frames: two C++ instantiations whose names differ only past their
  * first hundred bytes are two sites.
+ *
+ * Sums saturate at 2^64 - 1 (mt_rep_sat_add()); a delta is exact, its
+ * sign apart from its size, so that no difference of two such figures
+ * wraps.
  */
 #include "config.h"
 
@@ -28,23 +32,27 @@ struct drow {
 	uint64_t count[2], bytes[2];
 };
 
-static int64_t delta(uint64_t a, uint64_t b)
+static uint64_t mag(uint64_t a, uint64_t b)
 {
-	return (int64_t)(b - a);
+	return a > b ? a - b : b - a;
 }
 
-static uint64_t mag(int64_t d)
+/* "+12", "-12", "+0" (text) or "12", "-12", "0" (json) */
+static const char *delta(uint64_t a, uint64_t b, bool plus, char *buf,
+			 size_t len)
 {
-	return d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+	snprintf(buf, len, "%s%" PRIu64, b < a ? "-" : plus ? "+" : "",
+		 mag(a, b));
+	return buf;
 }
 
 static int cmp_row(const void *x, const void *y)
 {
 	const struct drow *a = x, *b = y;
-	uint64_t da = mag(delta(a->bytes[0], a->bytes[1]));
-	uint64_t db = mag(delta(b->bytes[0], b->bytes[1]));
-	uint64_t ca = mag(delta(a->count[0], a->count[1]));
-	uint64_t cb = mag(delta(b->count[0], b->count[1]));
+	uint64_t da = mag(a->bytes[0], a->bytes[1]);
+	uint64_t db = mag(b->bytes[0], b->bytes[1]);
+	uint64_t ca = mag(a->count[0], a->count[1]);
+	uint64_t cb = mag(b->count[0], b->count[1]);
 
 	if (da != db) {
 		return da > db ? -1 : 1;
@@ -96,6 +104,7 @@ static int64_t row_of(struct drow **rows, size_t *nrows, size_t *cap,
 static int json_row(FILE *out, struct mt_rep *side[2], const struct drow *d,
 		    struct mt_rep_frames *f)
 {
+	char dc[24], db[24];
 	int n = mt_rep_site_frames(side[d->side],
 				   &side[d->side]->sites[d->site], f), i;
 
@@ -111,18 +120,24 @@ static int json_row(FILE *out, struct mt_rep *side[2], const struct drow *d,
 		}
 		mt_rep_json_str(out, f->name[i]);
 	}
-	fprintf(out, "],\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%" PRId64 ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%" PRId64 "}",
-		d->count[0], d->count[1], delta(d->count[0], d->count[1]),
-		d->bytes[0], d->bytes[1], delta(d->bytes[0], d->bytes[1]));
+	fprintf(out, "],\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%s,\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%s}",
+		d->count[0], d->count[1],
+		delta(d->count[0], d->count[1], false, dc, sizeof(dc)),
+		d->bytes[0], d->bytes[1],
+		delta(d->bytes[0], d->bytes[1], false, db, sizeof(db)));
 	return 0;
 }
 
 static void text_row(FILE *out, const uint64_t bytes[2],
 		     const uint64_t count[2], const char *name)
 {
-	fprintf(out, "%14" PRIu64 " %14" PRIu64 " %+15" PRId64 " %10" PRIu64 " %10" PRIu64 " %+11" PRId64 "  %s\n",
-		bytes[0], bytes[1], delta(bytes[0], bytes[1]), count[0],
-		count[1], delta(count[0], count[1]), name);
+	char dc[24], db[24];
+
+	fprintf(out, "%14" PRIu64 " %14" PRIu64 " %15s %10" PRIu64 " %10" PRIu64 " %11s  %s\n",
+		bytes[0], bytes[1],
+		delta(bytes[0], bytes[1], true, db, sizeof(db)), count[0],
+		count[1], delta(count[0], count[1], true, dc, sizeof(dc)),
+		name);
 }
 
 int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
@@ -156,16 +171,18 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 				goto nomem;
 			}
 			d = &rows[at];
-			d->count[k] += s->count;
-			d->bytes[k] += s->bytes;
-			tc[k] += s->count;
-			tb[k] += s->bytes;
+			d->count[k] = mt_rep_sat_add(d->count[k], s->count);
+			d->bytes[k] = mt_rep_sat_add(d->bytes[k], s->bytes);
+			tc[k] = mt_rep_sat_add(tc[k], s->count);
+			tb[k] = mt_rep_sat_add(tb[k], s->bytes);
 		}
 	}
 	if (nrows) {
 		qsort(rows, nrows, sizeof(*rows), cmp_row);
 	}
 	if (json) {
+		char dc[24], db[24];
+
 		fprintf(out, "{\"a\":");
 		mt_rep_json_str(out, a->path);
 		fprintf(out, ",\"b\":");
@@ -174,9 +191,12 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 			a->damaged || b->damaged ? "true" : "false",
 			a->damaged ? "true" : "false",
 			b->damaged ? "true" : "false");
-		fprintf(out, ",\"total\":{\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%" PRId64 ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%" PRId64 "},\"sites\":[",
-			tc[0], tc[1], delta(tc[0], tc[1]), tb[0], tb[1],
-			delta(tb[0], tb[1]));
+		fprintf(out, ",\"saturated\":%s",
+			tb[0] == UINT64_MAX || tb[1] == UINT64_MAX ? "true" :
+								     "false");
+		fprintf(out, ",\"total\":{\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%s,\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%s},\"sites\":[",
+			tc[0], tc[1], delta(tc[0], tc[1], false, dc, sizeof(dc)),
+			tb[0], tb[1], delta(tb[0], tb[1], false, db, sizeof(db)));
 	} else {
 		fprintf(out, "diff %s -> %s (B - A, sites by |bytes delta|)\n",
 			a->path, b->path);
@@ -185,6 +205,10 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 				fprintf(out, "%c: damaged file, the %" PRIu64 " events before the damage\n",
 					"AB"[k], side[k]->events);
 			}
+		}
+		if (tb[0] == UINT64_MAX || tb[1] == UINT64_MAX) {
+			fprintf(out, "%" PRIu64 " B: saturated, at least that many\n",
+				UINT64_MAX);
 		}
 		fprintf(out, "%14s %14s %15s %10s %10s %11s  %s\n", "bytes A",
 			"bytes B", "bytes delta", "count A", "count B",

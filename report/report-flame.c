@@ -151,14 +151,6 @@ static int64_t add_child(struct tree *t, size_t parent, const char *name)
 	return (int64_t)c;
 }
 
-/* Weights saturate: a recording is input, and sizes near 2^64 must not
- * wrap a frame's sum below one of its callees' (a frame wider than the
- * whole graph). */
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 static unsigned int layout(const struct tree *t, size_t i, unsigned int depth,
 			   double x, uint64_t total, mt_rep_flame_fn fn,
 			   void *ctx)
@@ -213,7 +205,9 @@ int mt_rep_flame(const struct mt_rep *r, const struct mt_report_opts *o,
 			ret = n;
 			goto end;
 		}
-		t.n[0].weight = sat_add(t.n[0].weight, w);
+		/* saturated, a frame's sum is never below a callee's (a
+		 * frame wider than the whole graph) */
+		t.n[0].weight = mt_rep_sat_add(t.n[0].weight, w);
 		for (j = 0; j < (size_t)n; j++) {
 			int64_t c = add_child(&t, at, f.name[j]);
 
@@ -222,7 +216,7 @@ int mt_rep_flame(const struct mt_rep *r, const struct mt_report_opts *o,
 				goto end;
 			}
 			at = (size_t)c;
-			t.n[at].weight = sat_add(t.n[at].weight, w);
+			t.n[at].weight = mt_rep_sat_add(t.n[at].weight, w);
 		}
 	}
 	ret = t.n[0].weight ? (int)layout(&t, 0, 0, 0.0, t.n[0].weight, fn,

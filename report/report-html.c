@@ -25,7 +25,9 @@ static void td_bytes(FILE *out, uint64_t v)
 	char h[32];
 
 	mt_rep_human(v, h, sizeof(h));
-	fprintf(out, "<td title=\"%" PRIu64 " B\">%s</td>", v, h);
+	fprintf(out, "<td title=\"%" PRIu64 " B%s\">%s%s</td>", v,
+		v == UINT64_MAX ? ", saturated: at least that" : "",
+		v == UINT64_MAX ? "&#x2265; " : "", h);
 }
 
 static void td_time(FILE *out, uint64_t ns)
@@ -146,6 +148,10 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	if (r->damaged) {
 		fprintf(out, "<p><strong>Damaged file: this covers the %" PRIu64 " events before the damage.</strong></p>\n",
 			r->events);
+	}
+	if (mt_rep_saturated(r)) {
+		fprintf(out, "<p><strong>Some figures reached %" PRIu64 " B and saturated there (&#x2265;): the sums are at least that.</strong></p>\n",
+			UINT64_MAX);
 	}
 	summary(out, r);
 	fprintf(out, "<div id=\"main\">\n<div id=\"charts\">\n"

@@ -3,6 +3,7 @@
  * memtrack report --format json: the text report's figures for programs.
  * One object; bytes and counts are exact integers, times are in ns relative
  * to the first event (ms in the text), so nothing is lost to rounding.
+ * A byte figure of 2^64 - 1 saturated ("saturated": true): at least that.
  */
 #include "config.h"
 
@@ -99,8 +100,9 @@ int mt_rep_json(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 
 	fprintf(out, "{\"file\":");
 	mt_rep_json_str(out, r->path);
-	fprintf(out, ",\"damaged\":%s,\"events\":%" PRIu64,
-		r->damaged ? "true" : "false", r->events);
+	fprintf(out, ",\"damaged\":%s,\"saturated\":%s,\"events\":%" PRIu64,
+		r->damaged ? "true" : "false",
+		mt_rep_saturated(r) ? "true" : "false", r->events);
 	if (o->has_pid) {
 		fprintf(out, ",\"pid_filter\":%d", (int)o->pid);
 	}

@@ -28,6 +28,12 @@
 /* mt_rep_site.id of a site that is a call stack (the id is the stack's) */
 #define MT_REP_STACK_SITE (1u << 31)
 
+/* A level (bytes live, mapped) while the analysis runs: exact, since a
+ * sum of sizes up to 2^64 - 1 each may pass 2^64 and then fall back under
+ * it as blocks are freed. mt_rep_finish() sets the 64-bit figures from
+ * the levels, saturated. */
+__extension__ typedef unsigned __int128 mt_rep_level;
+
 /* One allocation among the largest. */
 struct mt_rep_big {
 	uint64_t size;
@@ -66,6 +72,8 @@ struct mt_rep_proc {
 	bool has_brk;
 	uint64_t first_ts, last_ts; /* relative to the first event, ns */
 	struct mt_rep_series series;
+	/* live, peak, mapped, peak_mapped, exact */
+	mt_rep_level lv_live, lv_peak, lv_mapped, lv_peak_mapped;
 };
 
 struct mt_rep_site {
@@ -79,10 +87,26 @@ struct mt_rep_site {
 	/* at_peak is computed lazily: snap is this site's live bytes (and
 	 * blocks) at the peak numbered gen (see note_site_change() in
 	 * report.c). */
-	uint64_t snap, snap_blocks, gen;
+	uint64_t snap_blocks, gen;
+	mt_rep_level lv_live, lv_snap; /* live and snap, exact */
 };
 
 struct mt_sym;
+
+/*
+ * Byte figures saturate at 2^64 - 1: a recording is input, and a sum that
+ * wrapped would read smaller than one of its parts (pprof's signed values
+ * negative). A figure of 2^64 - 1 is "at least that"; the outputs say so.
+ */
+static inline uint64_t mt_rep_sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+__extension__ static inline uint64_t mt_rep_sat(unsigned __int128 v)
+{
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
 
 struct mt_rep {
 	const char *path;
@@ -105,6 +129,7 @@ struct mt_rep {
 	/* all processes together, at the same moment */
 	uint64_t live, peak, peak_ts, peak_gen;
 	uint64_t mapped, peak_mapped, peak_mapped_ts;
+	mt_rep_level lv_live, lv_peak, lv_mapped, lv_peak_mapped;
 
 	uint64_t hist_count[MT_REP_CLASSES];
 	uint64_t hist_bytes[MT_REP_CLASSES];
@@ -168,6 +193,9 @@ size_t mt_rep_top_sites(const struct mt_rep *r, enum mt_rep_rank rank,
 /* The series of every process brought to the same bucket width; returns
  * that width in ns (0 when there is no sample). Changes r's series. */
 uint64_t mt_rep_align_series(struct mt_rep *r);
+
+/* Some byte figure reached 2^64 - 1 (mt_rep_sat_add()). */
+bool mt_rep_saturated(const struct mt_rep *r);
 
 /* Human figures: "1.5 MiB". */
 void mt_rep_human(uint64_t bytes, char *buf, size_t len);

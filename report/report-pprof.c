@@ -5,7 +5,9 @@
  * read. One sample per site, its values alloc_objects/count,
  * alloc_space/bytes, inuse_objects/count, inuse_space/bytes (in use: live
  * at the end, or with --at peak at the moment of the peak), labelled with
- * its pid. Their sums are the text and json reports' totals.
+ * its pid. Their sums are the text and json reports' totals. pprof's
+ * values are signed: one above 2^63 - 1 is given as 2^63 - 1, and the
+ * profile's comment says that values saturated.
  *
  * A stack's frames become locations (one per frame: its address, in the
  * mapping of the process it was in, with the file's build-id) whose lines
@@ -61,7 +63,17 @@ struct pp {
 	struct mt_idx_map loc_idx;
 	Sample **smp;
 	size_t nsmp, smp_cap;
+	bool saturated; /* a value was above INT64_MAX */
 };
+
+static int64_t value(struct pp *pp, uint64_t v)
+{
+	if (v > INT64_MAX) {
+		pp->saturated = true;
+		return INT64_MAX;
+	}
+	return (int64_t)v;
+}
 
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
@@ -394,11 +406,11 @@ static int add_sample(struct pp *pp, const struct mt_rep_site *s,
 	pid->key = str_id(pp, "pid");
 	pid->num = s->pid;
 	smp->n_value = 4;
-	smp->value[0] = (int64_t)s->count;
-	smp->value[1] = (int64_t)s->bytes;
-	smp->value[2] = (int64_t)(o->at_peak ? s->at_peak_blocks :
+	smp->value[0] = value(pp, s->count);
+	smp->value[1] = value(pp, s->bytes);
+	smp->value[2] = value(pp, o->at_peak ? s->at_peak_blocks :
 					       s->live_blocks);
-	smp->value[3] = (int64_t)(o->at_peak ? s->at_peak : s->live);
+	smp->value[3] = value(pp, o->at_peak ? s->at_peak : s->live);
 	if (s->id & MT_REP_STACK_SITE) {
 		n = mt_sym_stack(pp->r->sym, s->id & ~MT_REP_STACK_SITE, &locs);
 	}
@@ -524,6 +536,7 @@ int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		{ "inuse_objects", "count" }, { "inuse_space", "bytes" },
 	};
 	ValueType vt[4], *vtp[4], period;
+	int64_t comment;
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct pp pp = { .r = r };
 	struct mt_rep_proc total;
@@ -561,11 +574,19 @@ int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		goto end;
 	}
 	mt_rep_total(r, &total);
+	prof.duration_nanos = value(&pp, total.last_ts);
+	if (pp.saturated) {
+		comment = str_id(&pp, "values above 2^63 - 1 saturated: at least that");
+		if (comment < 0) {
+			goto end;
+		}
+		prof.comment = &comment;
+		prof.n_comment = 1;
+	}
 	prof.n_sample_type = 4;
 	prof.sample_type = vtp;
 	prof.period_type = &period;
 	prof.period = 1;
-	prof.duration_nanos = (int64_t)total.last_ts;
 	prof.n_sample = pp.nsmp;
 	prof.sample = pp.smp;
 	prof.n_mapping = pp.nmap;

@@ -7,7 +7,8 @@
  * stack id), which costs one lookup per event; once it is done the sites
  * whose stacks symbolize alike (mt_sym_canon()) are merged here. Every
  * figure of a site is a sum over its allocations, at_peak included (all
- * are taken at the one moment of the global peak), so merging adds them.
+ * are taken at the one moment of the global peak), so merging adds them
+ * (saturated, as everywhere: report-model.h).
  */
 #include "config.h"
 
@@ -52,17 +53,20 @@ int mt_rep_merge_sites(struct mt_rep *r)
 			continue;
 		}
 		r->sites[at].count += s.count;
-		r->sites[at].bytes += s.bytes;
+		r->sites[at].bytes = mt_rep_sat_add(r->sites[at].bytes,
+						    s.bytes);
 		r->sites[at].temporary += s.temporary;
-		r->sites[at].live += s.live;
+		r->sites[at].lv_live += s.lv_live;
+		r->sites[at].live = mt_rep_sat_add(r->sites[at].live, s.live);
 		r->sites[at].live_blocks += s.live_blocks;
-		r->sites[at].at_peak += s.at_peak;
+		r->sites[at].at_peak = mt_rep_sat_add(r->sites[at].at_peak,
+						      s.at_peak);
 		r->sites[at].at_peak_blocks += s.at_peak_blocks;
 	}
 	r->nsites = n;
 	/* mt_rep_finish() may run again: have it find the merged figures */
 	for (i = 0; i < n; i++) {
-		r->sites[i].snap = r->sites[i].at_peak;
+		r->sites[i].lv_snap = r->sites[i].at_peak;
 		r->sites[i].snap_blocks = r->sites[i].at_peak_blocks;
 		r->sites[i].gen = r->peak_gen;
 	}

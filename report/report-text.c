@@ -22,7 +22,8 @@ static void print_bytes(FILE *out, const char *label, uint64_t v)
 		return;
 	}
 	mt_rep_human(v, h, sizeof(h));
-	fprintf(out, "  %-22s %" PRIu64 " B (%s)\n", label, v, h);
+	fprintf(out, "  %-22s %" PRIu64 " B (%s%s)\n", label, v, h,
+		v == UINT64_MAX ? ", saturated: at least that" : "");
 }
 
 /* The human figure beside an exact one, blank when it would say the same. */
@@ -147,6 +148,10 @@ int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		 r->nprocs == 1 ? "" : "es",
 		 r->damaged ? "; damaged file: events before the damage" : "");
 	print_proc(out, &total, title);
+	if (mt_rep_saturated(r)) {
+		fprintf(out, "  %" PRIu64 " B, in any figure: saturated, the sum is at least that\n",
+			UINT64_MAX);
+	}
 
 	fprintf(out, "largest allocations\n");
 	if (!r->nbig) {

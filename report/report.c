@@ -15,6 +15,10 @@
  * free of X (by any thread; a realloc frees its old block) comes while X is
  * still the latest allocation of X's thread.
  *
+ * Byte sums saturate (mt_rep_sat_add()); the levels that go up and down
+ * (live, mapped) are kept exact in 128 bits and saturated once, at the
+ * end (mt_rep_finish()), so that a part is never more than its whole.
+ *
  * Per event: two or three hash lookups (process and thread cached, the live
  * block, its site), no allocation except when a table grows.
  */
@@ -302,17 +306,24 @@ void mt_rep_total(const struct mt_rep *r, struct mt_rep_proc *t)
 		t->frees += p->frees;
 		t->unmatched_frees += p->unmatched_frees;
 		t->temporary += p->temporary;
-		t->bytes_allocated += p->bytes_allocated;
-		t->bytes_freed += p->bytes_freed;
-		t->live += p->live;
+		t->bytes_allocated = mt_rep_sat_add(t->bytes_allocated,
+						    p->bytes_allocated);
+		t->bytes_freed = mt_rep_sat_add(t->bytes_freed,
+						p->bytes_freed);
+		t->live = mt_rep_sat_add(t->live, p->live);
 		t->live_blocks += p->live_blocks;
-		t->bytes_mmapped += p->bytes_mmapped;
-		t->bytes_munmapped += p->bytes_munmapped;
+		t->bytes_mmapped = mt_rep_sat_add(t->bytes_mmapped,
+						  p->bytes_mmapped);
+		t->bytes_munmapped = mt_rep_sat_add(t->bytes_munmapped,
+						    p->bytes_munmapped);
 		if (p->has_brk) {
 			t->has_brk = true;
-			t->brk_max += p->brk_max - p->brk_first;
-			t->brk_last += p->brk_last > p->brk_first ?
-					       p->brk_last - p->brk_first : 0;
+			t->brk_max = mt_rep_sat_add(t->brk_max,
+						    p->brk_max - p->brk_first);
+			t->brk_last = mt_rep_sat_add(
+				t->brk_last, p->brk_last > p->brk_first ?
+						     p->brk_last - p->brk_first :
+						     0);
 		}
 		if (i == 0 || p->last_ts > t->last_ts) {
 			t->last_ts = p->last_ts;
@@ -325,6 +336,34 @@ void mt_rep_total(const struct mt_rep *r, struct mt_rep_proc *t)
 	t->mapped = r->mapped;
 	t->peak_mapped = r->peak_mapped;
 	t->peak_mapped_ts = r->peak_mapped_ts;
+}
+
+bool mt_rep_saturated(const struct mt_rep *r)
+{
+	struct mt_rep_proc t;
+	size_t i;
+	unsigned int k;
+
+	mt_rep_total(r, &t);
+	if (t.bytes_allocated == UINT64_MAX || t.bytes_freed == UINT64_MAX ||
+	    t.live == UINT64_MAX || t.peak == UINT64_MAX ||
+	    t.peak_mapped == UINT64_MAX || t.bytes_mmapped == UINT64_MAX ||
+	    t.bytes_munmapped == UINT64_MAX || t.brk_max == UINT64_MAX) {
+		return true;
+	}
+	/* a part saturated makes its whole saturate: the total says it for
+	 * the processes, but a size class or a site sums on its own */
+	for (k = 0; k < MT_REP_CLASSES; k++) {
+		if (r->hist_bytes[k] == UINT64_MAX) {
+			return true;
+		}
+	}
+	for (i = 0; i < r->nsites; i++) {
+		if (r->sites[i].bytes == UINT64_MAX) {
+			return true;
+		}
+	}
+	return false;
 }
 
 void mt_rep_human(uint64_t v, char *buf, size_t len)
@@ -406,7 +445,7 @@ static void series_note(struct mt_rep_state *st, struct mt_rep_proc *p,
 {
 	struct mt_rep_series *s = &p->series;
 	struct mt_rep_sample *b;
-	uint64_t i;
+	uint64_t i, heap, mapped;
 
 	if (s->left_out) {
 		return; /* no memory for it: the chart leaves it out */
@@ -428,13 +467,15 @@ static void series_note(struct mt_rep_state *st, struct mt_rep_proc *p,
 		s->s[s->n++] = s->level;
 	}
 	b = &s->s[i];
-	if (p->live > b->heap) {
-		b->heap = p->live;
+	heap = mt_rep_sat(p->lv_live);
+	mapped = mt_rep_sat(p->lv_mapped);
+	if (heap > b->heap) {
+		b->heap = heap;
 	}
-	if (p->mapped > b->mapped) {
-		b->mapped = p->mapped;
+	if (mapped > b->mapped) {
+		b->mapped = mapped;
 	}
-	s->level = (struct mt_rep_sample){ p->live, p->mapped };
+	s->level = (struct mt_rep_sample){ heap, mapped };
 }
 
 uint64_t mt_rep_align_series(struct mt_rep *r)
@@ -586,7 +627,7 @@ static int64_t get_site(struct mt_rep_state *st, int32_t pid, uint32_t id)
 static inline void note_site_change(struct mt_rep *r, struct mt_rep_site *s)
 {
 	if (s->gen != r->peak_gen) {
-		s->snap = s->live;
+		s->lv_snap = s->lv_live;
 		s->snap_blocks = s->live_blocks;
 		s->gen = r->peak_gen;
 	}
@@ -614,13 +655,13 @@ static void on_free(struct mt_rep_state *st, struct mt_rep_proc *p,
 	}
 	s = &r->sites[slot->site];
 	note_site_change(r, s);
-	s->live -= slot->size;
+	s->lv_live -= slot->size;
 	s->live_blocks--;
 	p->frees++;
-	p->bytes_freed += slot->size;
-	p->live -= slot->size;
+	p->bytes_freed = mt_rep_sat_add(p->bytes_freed, slot->size);
+	p->lv_live -= slot->size;
 	p->live_blocks--;
-	r->live -= slot->size;
+	r->lv_live -= slot->size;
 	/* the allocating thread by index: no lookup on the free path */
 	t = &st->threads[slot->thread];
 	if (t->last_alloc == addr) {
@@ -663,9 +704,9 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 		return 0;
 	}
 	p->allocs++;
-	p->bytes_allocated += ev->size;
+	p->bytes_allocated = mt_rep_sat_add(p->bytes_allocated, ev->size);
 	r->hist_count[cls]++;
-	r->hist_bytes[cls] += ev->size;
+	r->hist_bytes[cls] = mt_rep_sat_add(r->hist_bytes[cls], ev->size);
 	if (r->nbig < MT_REP_TOP || ev->size > r->big[MT_REP_TOP - 1].size) {
 		note_big(r, ev, ts);
 	}
@@ -692,7 +733,7 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 	}
 	s = &r->sites[si];
 	s->count++;
-	s->bytes += ev->size;
+	s->bytes = mt_rep_sat_add(s->bytes, ev->size);
 	if (mt_live_reserve(&st->live) < 0) {
 		return -ENOMEM;
 	}
@@ -703,11 +744,11 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 		struct mt_rep_site *o = &r->sites[slot->site];
 
 		note_site_change(r, o);
-		o->live -= slot->size;
+		o->lv_live -= slot->size;
 		o->live_blocks--;
-		p->live -= slot->size;
+		p->lv_live -= slot->size;
 		p->live_blocks--;
-		r->live -= slot->size;
+		r->lv_live -= slot->size;
 	} else {
 		st->live.used++;
 	}
@@ -715,17 +756,17 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 				       (uint32_t)(t - st->threads),
 				       (uint32_t)si };
 	note_site_change(r, s);
-	s->live += ev->size;
+	s->lv_live += ev->size;
 	s->live_blocks++;
-	p->live += ev->size;
+	p->lv_live += ev->size;
 	p->live_blocks++;
-	r->live += ev->size;
-	if (p->live > p->peak) {
-		p->peak = p->live;
+	r->lv_live += ev->size;
+	if (p->lv_live > p->lv_peak) {
+		p->lv_peak = p->lv_live;
 		p->peak_ts = ts;
 	}
-	if (r->live > r->peak) {
-		r->peak = r->live;
+	if (r->lv_live > r->lv_peak) {
+		r->lv_peak = r->lv_live;
 		r->peak_ts = ts;
 		r->peak_gen++;
 	}
@@ -736,28 +777,28 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 static void on_map(struct mt_rep *r, struct mt_rep_proc *p,
 		   const struct mt_event *ev, uint64_t ts)
 {
-	uint64_t n;
+	mt_rep_level n;
 
 	if (ev->kind == MT_EV_MMAP) {
-		p->mapped += ev->size;
-		p->bytes_mmapped += ev->size;
-		r->mapped += ev->size;
-		if (p->mapped > p->peak_mapped) {
-			p->peak_mapped = p->mapped;
+		p->lv_mapped += ev->size;
+		p->bytes_mmapped = mt_rep_sat_add(p->bytes_mmapped, ev->size);
+		r->lv_mapped += ev->size;
+		if (p->lv_mapped > p->lv_peak_mapped) {
+			p->lv_peak_mapped = p->lv_mapped;
 			p->peak_mapped_ts = ts;
 		}
-		if (r->mapped > r->peak_mapped) {
-			r->peak_mapped = r->mapped;
+		if (r->lv_mapped > r->lv_peak_mapped) {
+			r->lv_peak_mapped = r->lv_mapped;
 			r->peak_mapped_ts = ts;
 		}
 		return;
 	}
 	/* an unmap of what was mapped before recording began takes the
 	 * level no lower than zero */
-	n = ev->size < p->mapped ? ev->size : p->mapped;
-	p->mapped -= n;
-	r->mapped -= n;
-	p->bytes_munmapped += ev->size;
+	n = ev->size < p->lv_mapped ? ev->size : p->lv_mapped;
+	p->lv_mapped -= n;
+	r->lv_mapped -= n;
+	p->bytes_munmapped = mt_rep_sat_add(p->bytes_munmapped, ev->size);
 }
 
 static void on_brk(struct mt_rep_proc *p, uint64_t brk)
@@ -894,10 +935,24 @@ struct mt_rep *mt_rep_finish(struct mt_rep_state *st)
 	for (i = 0; i < r->nsites; i++) {
 		struct mt_rep_site *s = &r->sites[i];
 
-		s->at_peak = s->gen == r->peak_gen ? s->snap : s->live;
+		s->live = mt_rep_sat(s->lv_live);
+		s->at_peak = mt_rep_sat(s->gen == r->peak_gen ? s->lv_snap :
+								 s->lv_live);
 		s->at_peak_blocks = s->gen == r->peak_gen ? s->snap_blocks :
 							    s->live_blocks;
 	}
+	for (i = 0; i < r->nprocs; i++) {
+		struct mt_rep_proc *p = &r->procs[i];
+
+		p->live = mt_rep_sat(p->lv_live);
+		p->peak = mt_rep_sat(p->lv_peak);
+		p->mapped = mt_rep_sat(p->lv_mapped);
+		p->peak_mapped = mt_rep_sat(p->lv_peak_mapped);
+	}
+	r->live = mt_rep_sat(r->lv_live);
+	r->peak = mt_rep_sat(r->lv_peak);
+	r->mapped = mt_rep_sat(r->lv_mapped);
+	r->peak_mapped = mt_rep_sat(r->lv_peak_mapped);
 	/* the block tables are only needed while reading */
 	free(st->live.slots);
 	free(st->proc_idx.slots);

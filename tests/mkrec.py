@@ -21,6 +21,8 @@ usage: mkrec.py SCENARIO OUT [ARG...]
                    spellings ("/" repeated), a stack in its first function
   buildids FILE N  FILE under N made-up build-ids, the same way
   huge             2^64 - 1 bytes in pid 1, 2 in pid 2
+  wrap             pid 1: 2^64 - 1, 2^63 and 16 bytes, the first freed;
+                   pid 2: 2^63 bytes (no stacks)
   long FILE A B    FILE (tests/progs/long-names) mapped, A bytes allocated
                    in its make<...first_instantiation> and B in its
                    make<...second_instantiation>, each called from main
@@ -228,6 +230,20 @@ def main():
                               "addr": 0x5000, "type": "Malloc", "size": s})
                for p, s in ((1, (1 << 64) - 1), (2, 2))]
         data = events(evs)
+    elif what == "wrap":
+        # each sum wraps around 2^64: pid 1's bytes, its size class's,
+        # the total's
+        def ev(p, ts, kind, addr, size=None):
+            e = {"pid": p, "tid": p, "timestamp": ts, "addr": addr,
+                 "type": kind}
+            if size is not None:
+                e["size"] = size
+            return msgpack.packb(e)
+        data = events([ev(1, 1000, "Malloc", 0x5000, (1 << 64) - 1),
+                       ev(1, 2000, "Malloc", 0x6000, 1 << 63),
+                       ev(1, 3000, "Malloc", 0x7000, 16),
+                       ev(1, 4000, "Free", 0x5000),
+                       ev(2, 5000, "Malloc", 0x5000, 1 << 63)])
     elif what == "long":
         data = long_names(args[0], [int(args[1]), int(args[2])])
     elif what == "pids":

@@ -141,6 +141,109 @@ w = [float(x) for x in re.findall(r"<rect x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"([
 assert w and max(w) <= 1100, w' "$T/out"
 done
 
+# --- sums past 2^64 saturate (issue 29) -------------------------------------------
+# pid 1 allocates 2^64 - 1, 2^63 and 16 bytes and frees the first; pid 2
+# 2^63. Sums wrapped: pid 1's "bytes allocated" read 2^63 + 14, the total
+# less than a process, pprof's signed values negative. A sum saturates at
+# 2^64 - 1 and the outputs say so; a level (live) is exact while it goes
+# up and down: pid 1 ends with 2^63 + 16 live.
+mkrec wrap "$T/wrap.mt"
+expect_exit 0 "wrapping sums: json" -- "$MT" report --format json "$T/wrap.mt"
+check "wrapping sums: saturated, never less than a part" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+M = (1 << 64) - 1
+p = {x["pid"]: x for x in r["processes"]}
+t = r["total"]
+assert r["saturated"] is True, r["saturated"]
+assert p[1]["bytes_allocated"] == M and p[1]["peak"] == M, p[1]
+assert p[1]["leaked_bytes"] == (1 << 63) + 16, p[1]["leaked_bytes"]
+assert p[2]["bytes_allocated"] == 1 << 63, p[2]
+for k in ("bytes_allocated", "bytes_freed", "peak", "leaked_bytes"):
+    assert all(t[k] >= x[k] for x in p.values()), (k, t[k])
+    assert t[k] == min(M, sum(x[k] for x in p.values())) or k == "peak", (k, t[k])
+assert t["leaked_bytes"] == M, t
+h = [x["bytes"] for x in r["histogram"] if x["min"] == 1 << 63]
+assert h == [M], r["histogram"]
+s = [(x["frames"], x["bytes"], x["leaked_bytes"]) for x in r["top_sites"]["bytes"]]
+assert (["pid 1", "size 9223372036854775808-18446744073709551615 B"], M, 1 << 63) in s, s' "$T/out"
+expect_exit 0 "wrapping sums: text" -- "$MT" report "$T/wrap.mt"
+has "$T/out" "wrapping sums: text says saturated" \
+	"^  bytes allocated +18446744073709551615 B \(16384\.0 PiB, saturated: at least that\)$" \
+	"^  18446744073709551615 B, in any figure: saturated"
+expect_exit 0 "wrapping sums: pprof" -- "$MT" report --format pprof "$T/wrap.mt"
+check "wrapping sums: pprof values never negative, saturation said" -- "$PY" -c 'import gzip, sys
+def fields(b):
+    """(number, wire type, value) of a protobuf message"""
+    i = 0
+    def varint():
+        nonlocal i
+        v = s = 0
+        while True:
+            c = b[i]; i += 1
+            v |= (c & 0x7f) << s; s += 7
+            if c < 0x80:
+                return v
+    while i < len(b):
+        k = varint()
+        if k & 7 == 0:
+            yield k >> 3, 0, varint()
+        elif k & 7 == 2:
+            n = varint(); yield k >> 3, 2, b[i:i + n]; i += n
+        else:
+            raise ValueError("wire type %d" % (k & 7))
+def signed(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+def varints(b):
+    """a packed repeated varint field"""
+    out = []
+    i = 0
+    while i < len(b):
+        v = s = 0
+        while True:
+            c = b[i]; i += 1
+            v |= (c & 0x7f) << s; s += 7
+            if c < 0x80:
+                break
+        out.append(v)
+    return out
+prof = gzip.open(sys.argv[1]).read()
+strings, comments, values = [], [], []
+for num, wt, v in fields(prof):
+    if num == 6:
+        strings.append(v.decode())
+    elif num == 13:
+        comments += [v] if wt == 0 else varints(v)
+    elif num == 2:
+        for n2, w2, v2 in fields(v):
+            if n2 == 2:
+                values += [signed(x) for x in ([v2] if w2 == 0 else varints(v2))]
+assert values and min(values) >= 0, values
+assert (1 << 63) - 1 in values, values
+said = [strings[c] for c in comments]
+assert any("saturated" in c for c in said), said' "$T/out"
+
+# a delta of 2^63 or more: signed 64 bits read it negative
+printf '{"pid":1,"tid":1,"timestamp":1,"addr":4096,"type":"Malloc","size":%s}\n' \
+	8 >"$T/small.jsonl"
+printf '{"pid":1,"tid":1,"timestamp":1,"addr":4096,"type":"Malloc","size":%s}\n' \
+	9223372036854775808 >"$T/big.jsonl"
+"$MT" --source "replay:$T/small.jsonl" --sink "file:$T/small.mt" &&
+	"$MT" --source "replay:$T/big.jsonl" --sink "file:$T/big.mt" ||
+	fail "cannot replay the 2^63 recordings"
+expect_exit 0 "delta of 2^63: diff" -- "$MT" report --diff "$T/small.mt" "$T/big.mt"
+has "$T/out" "delta of 2^63: diff" \
+	"^ +0 9223372036854775808 \+9223372036854775808 +0 +1 +\+1  size 9223372036854775808-18446744073709551615 B$" \
+	"^ +8 9223372036854775808 \+9223372036854775800 +1 +1 +\+0  total$"
+for ab in "small big" "big small"; do
+	set -- $ab
+	expect_exit 0 "delta of 2^63: diff json $1 $2" -- "$MT" report --diff --format json "$T/$1.mt" "$T/$2.mt"
+	check "delta of 2^63: diff json $1 $2, deltas exact" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+for s in r["sites"] + [r["total"]]:
+    assert s["bytes_b"] - s["bytes_a"] == s["bytes_delta"], s
+assert len(r["sites"]) == 2 and r["saturated"] is False, r' "$T/out"
+done
+
 # --- a module without function symbols ------------------------------------------
 # (qsort(NULL, 0) of its symbols: undefined, UBSan stops there)
 mkrec nosyms "$T/nosyms.mt" "$T/nosyms.so"
