@@ -744,7 +744,9 @@ static int exit_code(const struct run *r)
 
 int mt_run(const struct mt_run_opts *opts)
 {
-	struct run r = { .opts = opts, .sigfd = -1, .spawn = { .pid = -1 } };
+	struct run r = { .opts = opts,
+			 .sigfd = -1,
+			 .spawn = { .pid = -1, .exec_gate_fd = -1 } };
 	struct mt_target target = { .size = sizeof(target) };
 	const char *args;
 	char name[128];
@@ -803,9 +805,16 @@ int mt_run(const struct mt_run_opts *opts)
 			goto end;
 		}
 		handle_signals(&r); /* what came while the source loaded */
+		r.spawn.want_exec_gate =
+			!!(r.src->flags & MT_SOURCE_GATES_EXECS);
 		err = mt_spawn_held(opts->argv, &r.old_mask, &r.spawn);
 		if (err < 0) {
 			goto end;
+		}
+		if (r.spawn.want_exec_gate && r.spawn.exec_gate_fd < 0) {
+			mt_info("no exec gate (%s): the source holds processes "
+				"with signals a shell or debugger sees",
+				strerror(r.spawn.exec_gate_errno));
 		}
 	}
 	err = create_pipeline(&r);
@@ -815,6 +824,12 @@ int mt_run(const struct mt_run_opts *opts)
 	target.root_pid = r.have_command ? r.spawn.pid : 0;
 	target.root_is_held = r.have_command;
 	target.start_disabled = (uint32_t)opts->start_disabled;
+	/* the source's from here on, whatever start() returns */
+	if (r.have_command && r.spawn.exec_gate_fd >= 0) {
+		target.has_exec_gate = 1;
+		target.exec_gate_fd = r.spawn.exec_gate_fd;
+		r.spawn.exec_gate_fd = -1;
+	}
 	err = src_call(&r, "start", r.src->start(r.src_state, &target));
 	if (err < 0) {
 		goto end;

@@ -7,10 +7,17 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
 
 #include "log.h"
 #include "spawn.h"
@@ -61,6 +68,119 @@ static int sudo_creds(struct creds *c)
 	return 0;
 }
 
+#if defined(__x86_64__)
+#define GATE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define GATE_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifdef GATE_ARCH
+#define ARG_LO(n) (offsetof(struct seccomp_data, args) + (n) * 8)
+
+/*
+ * The exec gate (MT_SOURCE_GATES_EXECS): execve, execveat and mmap of a
+ * file with PROT_EXEC wait for the source, which attaches its probes to
+ * the file before the kernel runs or maps it; every other call, and every
+ * call of another ABI (x32, a 32-bit process), goes on untouched.
+ * Installed without no_new_privs (set-uid programs of the tree must keep
+ * working as without memtrack): that takes CAP_SYS_ADMIN, which a root
+ * memtrack has before the drop to the sudo user. Returns the listener or
+ * -errno.
+ */
+static int install_gate(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GATE_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 7, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 6, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 2),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(3)),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MAP_ANONYMOUS, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]),
+				   .filter = f };
+	long fd;
+
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	return fd < 0 ? -errno : (int)fd;
+}
+#else
+static int install_gate(void)
+{
+	return -ENOSYS;
+}
+#endif
+
+/* The child's listener (or why there is none) to the parent: an int
+ * errno, with the fd as SCM_RIGHTS when it is 0. */
+static void send_gate(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	int e = fd < 0 ? -fd : 0;
+	struct iovec iov = { .iov_base = &e, .iov_len = sizeof(e) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+	}
+	if (fd >= 0) {
+		close(fd);
+	}
+	close(sock);
+}
+
+/* The listener the child sent, or -errno (the child's, or ours). */
+static int recv_gate(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	int e = EPIPE, fd = -1;
+	struct iovec iov = { .iov_base = &e, .iov_len = sizeof(e) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 &&
+	       errno == EINTR) {
+	}
+	for (cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm;
+	     cm = CMSG_NXTHDR(&msg, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS) {
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+		}
+	}
+	if (n != (ssize_t)sizeof(e) || e) {
+		if (fd >= 0) {
+			close(fd);
+		}
+		return n < 0 ? -errno : -(e ? e : EPIPE);
+	}
+	return fd >= 0 ? fd : -EPIPE;
+}
+
 static void child(char *const argv[], char *const envp[],
 		  const sigset_t *mask, const struct sigaction *sigpipe,
 		  int gate, int errfd, const struct creds *c)
@@ -106,17 +226,19 @@ fail:
 int mt_spawn_held(char *const argv[], const sigset_t *sigmask,
 		  struct mt_spawn *sp)
 {
-	int gate[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	int gate[2] = { -1, -1 }, errp[2] = { -1, -1 }, gs[2] = { -1, -1 };
 	struct creds c;
 	int err;
 
 	sp->pid = -1;
-	sp->gate_fd = sp->err_fd = -1;
+	sp->gate_fd = sp->err_fd = sp->exec_gate_fd = -1;
 	err = sudo_creds(&c);
 	if (err < 0) {
 		return err;
 	}
-	if (pipe2(gate, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+	if (pipe2(gate, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	    (sp->want_exec_gate &&
+	     socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gs) < 0)) {
 		err = -errno;
 		mt_err("pipe: %s", strerror(errno));
 		goto error;
@@ -130,6 +252,12 @@ int mt_spawn_held(char *const argv[], const sigset_t *sigmask,
 	if (sp->pid == 0) {
 		close(gate[1]);
 		close(errp[0]);
+		if (gs[0] >= 0) {
+			/* first, as root: the filter is the tree's from its
+			 * first exec on */
+			close(gs[0]);
+			send_gate(gs[1], install_gate());
+		}
 		child(argv, sp->envp, sigmask, &sp->sigpipe, gate[0], errp[1],
 		      &c);
 	}
@@ -137,6 +265,15 @@ int mt_spawn_held(char *const argv[], const sigset_t *sigmask,
 	close(errp[1]);
 	sp->gate_fd = gate[1];
 	sp->err_fd = errp[0];
+	if (gs[0] >= 0) {
+		close(gs[1]);
+		sp->exec_gate_fd = recv_gate(gs[0]);
+		close(gs[0]);
+		if (sp->exec_gate_fd < 0) {
+			sp->exec_gate_errno = -sp->exec_gate_fd;
+			sp->exec_gate_fd = -1;
+		}
+	}
 	return 0;
 
 error:
@@ -146,6 +283,9 @@ error:
 		}
 		if (errp[i] >= 0) {
 			close(errp[i]);
+		}
+		if (gs[i] >= 0) {
+			close(gs[i]);
 		}
 	}
 	return err;
@@ -184,6 +324,10 @@ void mt_spawn_abort(struct mt_spawn *sp)
 	if (sp->err_fd >= 0) {
 		close(sp->err_fd);
 		sp->err_fd = -1;
+	}
+	if (sp->exec_gate_fd >= 0) {
+		close(sp->exec_gate_fd);
+		sp->exec_gate_fd = -1;
 	}
 	if (sp->pid > 0) {
 		kill(sp->pid, SIGKILL);

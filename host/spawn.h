@@ -23,6 +23,13 @@ struct mt_spawn {
 	struct sigaction sigpipe; /* the caller's SIGPIPE disposition,
 				   * given back to the command (memtrack
 				   * ignores SIGPIPE). Set by the caller. */
+	/* Set by the caller: give the child the exec gate (a seccomp
+	 * filter, MT_SOURCE_GATES_EXECS) before it runs anything */
+	int want_exec_gate;
+	/* its listener, for the source (-1: none; then exec_gate_errno says
+	 * why: EACCES without CAP_SYS_ADMIN, ...) */
+	int exec_gate_fd;
+	int exec_gate_errno;
 };
 
 /* Fork the held child. It waits with the caller's current mask (memtrack

@@ -175,7 +175,7 @@ START_TEST(test_ops_tail_set)
 {
 	char *why = refused(fixtures, "encoder-ops-tail-set.so", -E2BIG);
 
-	ck_assert_msg(strstr(why, "plugin 'fixture': encoder operations of 72 bytes, memtrack (ABI 1.2) knows 64: byte 64 is not zero") != NULL,
+	ck_assert_msg(strstr(why, "plugin 'fixture': encoder operations of 72 bytes, memtrack (ABI 1.3) knows 64: byte 64 is not zero") != NULL,
 		      "%s", why);
 	free(why);
 }
@@ -185,7 +185,7 @@ START_TEST(test_desc_tail_set)
 {
 	char *why = refused(fixtures, "encoder-desc-tail-set.so", -E2BIG);
 
-	ck_assert_msg(strstr(why, "plugin 'fixture': descriptor of 56 bytes, memtrack (ABI 1.2) knows 48: byte 48 is not zero") != NULL,
+	ck_assert_msg(strstr(why, "plugin 'fixture': descriptor of 56 bytes, memtrack (ABI 1.3) knows 48: byte 48 is not zero") != NULL,
 		      "%s", why);
 	free(why);
 }

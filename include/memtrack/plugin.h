@@ -51,7 +51,7 @@ extern "C" {
 #endif
 
 #define MT_ABI_MAJOR 1
-#define MT_ABI_MINOR 2
+#define MT_ABI_MINOR 3
 
 #define MT_PLUGIN_ENTRY_SYMBOL "memtrack_plugin_v1"
 
@@ -172,6 +172,12 @@ struct mt_target {
 	 * lets it run (so the first instruction is already traced) */
 	uint32_t root_is_held;
 	uint32_t start_disabled; /* --start-disabled */
+	/* since 1.3: for a source with MT_SOURCE_GATES_EXECS, when
+	 * has_exec_gate is 1, exec_gate_fd is the listener of the seccomp
+	 * filter the held root was given (0: no filter, it could not be
+	 * installed); the source owns the fd from start() on */
+	uint32_t has_exec_gate;
+	int32_t exec_gate_fd;
 };
 
 /* Source descriptor flags */
@@ -191,6 +197,18 @@ struct mt_target {
 					      * names =X */
 #define MT_SOURCE_TAKES_STACKS (1u << 4)     /* --stacks, --stack-depth:
 					      * stacks, stack-depth=N */
+/*
+ * Since 1.3: the source wants to see every exec and every executable file
+ * mapping of the traced tree before it happens. The host installs in the
+ * held root, before its exec, a seccomp filter that makes execve(),
+ * execveat() and mmap() of a file with PROT_EXEC wait for the source
+ * (SECCOMP_RET_USER_NOTIF), and hands the listener to start() in
+ * target->exec_gate_fd. The filter is inherited by the whole tree and
+ * outlives memtrack: the source must answer every notification (with
+ * SECCOMP_USER_NOTIF_FLAG_CONTINUE) as long as a process has the filter,
+ * after destroy() too; a closed listener fails those calls with ENOSYS.
+ */
+#define MT_SOURCE_GATES_EXECS (1u << 5)
 
 /* Counters a source keeps, read by the host between reads (--stats). */
 struct mt_source_stats {

@@ -499,8 +499,38 @@ int ebpf_parse_exec_map(const char *line, struct ebpf_map_line *ml)
  * the file BPF stopped the process for (0/0: none); marked handled even if
  * it is gone from the maps by now, so that it stops nobody again.
  */
+int ebpf_attach_file(struct ebpf_state *st, const char *path,
+		     const char *shown, uint64_t dev, uint64_t ino)
+{
+	int err = 1;
+
+	pthread_mutex_lock(&st->attach_lock);
+	if (!ebpf_file_known(st, dev, ino)) {
+		err = attach_file(st, path, shown);
+		if (!err) {
+			err = file_add(st, dev, ino);
+		}
+	}
+	pthread_mutex_unlock(&st->attach_lock);
+	return err;
+}
+
+static int attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
+			  uint64_t ino);
+
 int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 			uint64_t ino)
+{
+	int err;
+
+	pthread_mutex_lock(&st->attach_lock);
+	err = attach_process(st, pid, dev, ino);
+	pthread_mutex_unlock(&st->attach_lock);
+	return err;
+}
+
+static int attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
+			  uint64_t ino)
 {
 	char path[64], line[4096];
 	size_t lines = 0;

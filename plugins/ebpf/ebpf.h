@@ -5,6 +5,7 @@
 #ifndef MT_PLUGIN_EBPF_H
 #define MT_PLUGIN_EBPF_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -72,6 +73,12 @@ struct ebpf_seen {
 	struct ebpf_range *range;
 };
 
+/* what the exec gate's thread last did, shared with the watchdog */
+struct ebpf_gate_shared {
+	uint64_t received; /* id of the last notification received */
+	uint64_t answered; /* id of the last answered */
+};
+
 struct ebpf_state {
 	const struct mt_host *host;
 	struct memtrack_bpf *skel;
@@ -95,6 +102,18 @@ struct ebpf_state {
 	volatile uint64_t *prod_pos;
 	long page_size;
 
+	/* the exec gate (gate.c): the seccomp listener and its thread */
+	int gate_fd;
+	int gate_stop_fd;
+	int gate_running;
+	pthread_t gate_thread;
+	struct ebpf_gate_shared *gate_shared;
+	uint64_t gate_calls; /* notifications answered */
+	uint64_t gate_files; /* files attached ahead by it */
+
+	/* files, links and attach_count: the poller thread and the gate's
+	 * attach at once */
+	pthread_mutex_t attach_lock;
 	/* executable files handled (attached, or nothing to attach) */
 	struct ebpf_file *files;
 	size_t nfiles, files_cap;
@@ -164,6 +183,17 @@ struct ebpf_map_line {
 /* attach.c: parses line into *ml; returns 0 when it maps an executable
  * file, -1 for any other line. */
 int ebpf_parse_exec_map(const char *line, struct ebpf_map_line *ml);
+/* attach.c: attach the file at path (dev/ino: its identity, as BPF reads
+ * it) unless it is handled already, and mark it handled. 0 when this call
+ * handled it, 1 when it was known, -errno. Any thread. */
+int ebpf_attach_file(struct ebpf_state *st, const char *path,
+		     const char *shown, uint64_t dev, uint64_t ino);
+
+/* gate.c: serve the exec gate's listener fd (owned from here on) on a
+ * thread of its own; stop() ends the thread and hands the gate to the
+ * watchdog for good. */
+int ebpf_gate_start(struct ebpf_state *st, int fd);
+void ebpf_gate_stop(struct ebpf_state *st);
 int ebpf_file_known(struct ebpf_state *st, uint64_t dev, uint64_t ino);
 void ebpf_symbols_init(void);
 
@@ -199,6 +229,9 @@ int ebpf_watchdog_start(struct ebpf_state *st);
 /* Hand fds (uprobe links) to the watchdog, which closes them after
  * memtrack is gone: their slow detach then costs memtrack nothing. */
 int ebpf_watchdog_adopt(struct ebpf_state *st, const int *fds, size_t n);
+/* Hand fds over in a message `what` ('F' links, 'G' the gate's listener). */
+int ebpf_watchdog_give(struct ebpf_state *st, char what, const int *fds,
+		       size_t n);
 void ebpf_watchdog_stop(struct ebpf_state *st);
 /* SIGCONT the process of every entry of the holds map, delete the entry;
  * async-signal-safe (the watchdog runs it in a forked child). Returns the

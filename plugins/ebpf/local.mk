@@ -45,7 +45,7 @@ plugin_LTLIBRARIES += plugins/source-ebpf.la
 plugins_source_ebpf_la_SOURCES = plugins/ebpf/source.c plugins/ebpf/args.c \
 	plugins/ebpf/system.c plugins/ebpf/pressure.c plugins/ebpf/ring.c \
 	plugins/ebpf/attach.c plugins/ebpf/watchdog.c plugins/ebpf/stacks.c \
-	plugins/ebpf/unwind.c plugins/ebpf/ebpf.h
+	plugins/ebpf/unwind.c plugins/ebpf/gate.c plugins/ebpf/ebpf.h
 nodist_plugins_source_ebpf_la_SOURCES = plugins/ebpf/memtrack.skel.h
 # the skeleton is generated: the plugin's objects wait for it even when
 # the plugin is the only goal (BUILT_SOURCES covers 'all' and 'check')
@@ -53,8 +53,8 @@ $(plugins_source_ebpf_la_OBJECTS): plugins/ebpf/memtrack.skel.h
 plugins_source_ebpf_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-I$(top_builddir)/plugins/ebpf
 plugins_source_ebpf_la_CFLAGS = $(MT_MODULE_CFLAGS) $(LIBBPF_CFLAGS) \
-	$(LIBELF_CFLAGS) $(LIBDW_CFLAGS)
+	$(LIBELF_CFLAGS) $(LIBDW_CFLAGS) $(PTHREAD_CFLAGS)
 plugins_source_ebpf_la_LDFLAGS = $(MT_MODULE_FLAGS)
 plugins_source_ebpf_la_LIBADD = common/libmtcommon.la $(LIBBPF_LIBS) \
-	$(LIBELF_LIBS) $(LIBDW_LIBS)
+	$(LIBELF_LIBS) $(LIBDW_LIBS) $(PTHREAD_LIBS)
 endif

@@ -86,6 +86,9 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	st->epfd = -1;
 	st->holds_fd = -1;
 	st->wd_fd = -1;
+	st->gate_fd = -1;
+	st->gate_stop_fd = -1;
+	pthread_mutex_init(&st->attach_lock, NULL);
 	err = ebpf_parse_args(st, args);
 	if (err) {
 		goto error;
@@ -235,6 +238,15 @@ static int ebpf_start(void *state, const struct mt_target *target)
 	if (target->root_pid <= 0) {
 		ebpf_log(st, MT_LOG_ERROR, "needs a command to trace");
 		return -EINVAL;
+	}
+	if (target->size >= offsetof(struct mt_target, exec_gate_fd) +
+				    sizeof(target->exec_gate_fd) &&
+	    target->has_exec_gate) {
+		/* first: the root's exec waits for it */
+		err = ebpf_gate_start(st, target->exec_gate_fd);
+		if (err) {
+			return err;
+		}
 	}
 	st->skel->bss->enabled = !target->start_disabled;
 	if (setup_pidns(st)) {
@@ -417,6 +429,15 @@ static void ebpf_destroy(void *state)
 	if (!st) {
 		return;
 	}
+	/* The gate's thread attaches too: it goes first (the watchdog
+	 * answers the tree's calls from now on). */
+	ebpf_gate_stop(st);
+	if (st->gate_calls) {
+		ebpf_log(st, MT_LOG_DEBUG,
+			 "exec gate: %llu calls, %llu files attached ahead",
+			 (unsigned long long)st->gate_calls,
+			 (unsigned long long)st->gate_files);
+	}
 	/* Detach first: once no program runs, nothing stops anybody again. */
 	detach_links(st);
 	if (st->skel) {
@@ -456,13 +477,18 @@ static void ebpf_destroy(void *state)
 	free(st->links);
 	free(st->files);
 	free(st->holds);
+	if (st->gate_shared) {
+		munmap(st->gate_shared, sizeof(*st->gate_shared));
+	}
+	pthread_mutex_destroy(&st->attach_lock);
 	free(st);
 }
 
 static const struct mt_source_ops ebpf_ops = {
 	MT_OPS_HEADER(mt_source_ops),
 	.flags = MT_SOURCE_NEEDS_COMMAND | MT_SOURCE_TAKES_RING_SIZE |
-		 MT_SOURCE_TAKES_WATERMARKS | MT_SOURCE_TAKES_STACKS,
+		 MT_SOURCE_TAKES_WATERMARKS | MT_SOURCE_TAKES_STACKS |
+		 MT_SOURCE_GATES_EXECS,
 	.create = ebpf_create,
 	.start = ebpf_start,
 	.poll_fd = ebpf_poll_fd,

@@ -26,16 +26,28 @@
  * and stderr may be pipes whose readers wait for EOF; the BPF programs must
  * not outlive memtrack) and is never traced (it is not in the traced tree).
  * It runs in a fork of memtrack and only makes system calls.
+ *
+ * The exec gate (gate.c): memtrack hands over the seccomp listener of the
+ * traced tree at start ('G'). The tree keeps its filter after memtrack is
+ * gone, and a filter without a listener fails every exec with ENOSYS, so
+ * from memtrack's end on, normal or not, the watchdog answers each call
+ * "go on" until no process has the filter any more (the listener then
+ * reads POLLHUP); a call memtrack had received and not answered when it
+ * died is answered first, found by the ids it left in a shared page.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -124,6 +136,112 @@ static void close_others(int a, int b)
 	syscall(SYS_close_range, (unsigned int)b + 1, ~0u, 0u);
 }
 
+/* Let the call of notification id go on; ENOENT when it is not waiting
+ * for an answer (answered, interrupted, or not received yet). */
+static void gate_answer(int gfd, uint64_t id)
+{
+	struct seccomp_notif_resp resp;
+
+	memset(&resp, 0, sizeof(resp));
+	resp.id = id;
+	resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	ioctl(gfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+/* Answer the gate's calls for ms milliseconds (-1: for as long as it
+ * takes). Returns 1 once no process has the filter, 0 otherwise. */
+static int gate_serve(int gfd, long ms)
+{
+	struct pollfd p = { .fd = gfd, .events = POLLIN };
+	uint64_t end = mono_ns() + (uint64_t)(ms < 0 ? 0 : ms) * 1000000u;
+
+	if (gfd < 0) {
+		if (ms > 0) {
+			sleep_ms(ms);
+		}
+		return 1;
+	}
+	for (;;) {
+		struct seccomp_notif req;
+		uint64_t now = mono_ns();
+		int r;
+
+		if (ms >= 0 && now >= end) {
+			return 0;
+		}
+		r = poll(&p, 1, ms < 0 ? -1 : (int)((end - now) / 1000000u) + 1);
+		if (r < 0 && errno == EINTR) {
+			continue;
+		}
+		if (r < 0 || (p.revents & (POLLHUP | POLLERR | POLLNVAL))) {
+			return 1;
+		}
+		if (!r || !(p.revents & POLLIN)) {
+			continue;
+		}
+		memset(&req, 0, sizeof(req));
+		if (!ioctl(gfd, SECCOMP_IOCTL_NOTIF_RECV, &req)) {
+			gate_answer(gfd, req.id);
+		}
+	}
+}
+
+/* gate_serve(), done with the listener once nobody has the filter: later
+ * calls only wait */
+static void serve(int *gfd, long ms)
+{
+	if (gate_serve(*gfd, ms) && *gfd >= 0) {
+		close(*gfd);
+		*gfd = -1;
+	}
+}
+
+/* memtrack is gone: a call it had received and not answered yet has an
+ * id above the last it answered (ids grow by one per call). */
+static void gate_take_over(int gfd, const struct ebpf_gate_shared *sh)
+{
+	uint64_t last = __atomic_load_n(&sh->answered, __ATOMIC_ACQUIRE);
+
+	if (gfd < 0 || !__atomic_load_n(&sh->received, __ATOMIC_ACQUIRE)) {
+		return;
+	}
+	for (uint64_t i = 1; i <= 64; i++) {
+		gate_answer(gfd, last + i);
+	}
+}
+
+/* From memtrack's end on, a process of its own answers the gate: the
+ * links' slow close must not keep an exec of the tree waiting. Without a
+ * fork, the watchdog answers between its own steps (serve()). */
+static void gate_hand_off(int *gfd, const struct ebpf_gate_shared *sh,
+			  int memtrack_died)
+{
+	pid_t pid;
+
+	if (*gfd < 0) {
+		return;
+	}
+	if (memtrack_died) {
+		gate_take_over(*gfd, sh);
+	}
+	pid = fork();
+	if (pid == 0) {
+		/* the listener alone: no BPF fd may outlive memtrack */
+		if (*gfd > 0) {
+			syscall(SYS_close_range, 0u, (unsigned int)*gfd - 1,
+				0u);
+		}
+		syscall(SYS_close_range, (unsigned int)*gfd + 1, ~0u, 0u);
+		prctl(PR_SET_NAME, "memtrack-gate", 0, 0, 0);
+		gate_serve(*gfd, -1);
+		_exit(0);
+	}
+	if (pid > 0) {
+		close(*gfd);
+		*gfd = -1;
+	}
+}
+
 /* One message: its byte in *c, its fds appended to held. Returns the
  * byte count (0 at EOF) or -1. */
 static ssize_t recv_msg(int fd, char *c, int *held, int *nheld)
@@ -170,12 +288,12 @@ static void close_all(const int *held, int nheld)
 	}
 }
 
-static __attribute__((noreturn)) void watchdog_main(int rfd, int holds_fd,
-						     const uint32_t *ids,
-						     int nids)
+static __attribute__((noreturn)) void
+watchdog_main(int rfd, int holds_fd, const uint32_t *ids, int nids,
+	      const struct ebpf_gate_shared *sh)
 {
 	static int held[WD_MAX_LINKS];
-	int nheld = 0;
+	int nheld = 0, gfd = -1;
 	uint64_t t0;
 	char c = 0;
 	ssize_t n;
@@ -186,14 +304,21 @@ static __attribute__((noreturn)) void watchdog_main(int rfd, int holds_fd,
 	close_others(rfd < holds_fd ? rfd : holds_fd,
 		     rfd < holds_fd ? holds_fd : rfd);
 
-	while ((n = recv_msg(rfd, &c, held, &nheld)) == 1 && c == 'F') {
+	while ((n = recv_msg(rfd, &c, held, &nheld)) == 1 &&
+	       (c == 'F' || c == 'G')) {
+		if (c == 'G' && nheld > 0 && gfd < 0) {
+			gfd = held[--nheld]; /* the gate's listener */
+		}
 	}
+	gate_hand_off(&gfd, sh, !(n == 1 && c == 'Q'));
 	if (n == 1 && c == 'Q') {
 		/* memtrack detached and resumed everything; a program that
 		 * was running during the detach may still have stopped one */
-		sleep_ms(20);
+		serve(&gfd, 20);
 		ebpf_resume_map(holds_fd);
 		close_all(held, nheld);
+		close(holds_fd);
+		serve(&gfd, -1);
 		_exit(0);
 	}
 	/* memtrack died: its programs run until its links are released,
@@ -205,10 +330,12 @@ static __attribute__((noreturn)) void watchdog_main(int rfd, int holds_fd,
 		if (!progs_alive(ids, nids)) {
 			break;
 		}
-		sleep_ms(5);
+		serve(&gfd, 5);
 	} while (mono_ns() - t0 < WD_MAX_WAIT_NS);
-	sleep_ms(20);
+	serve(&gfd, 20);
 	ebpf_resume_map(holds_fd);
+	close(holds_fd);
+	serve(&gfd, -1);
 	_exit(0);
 }
 
@@ -217,7 +344,17 @@ int ebpf_watchdog_start(struct ebpf_state *st)
 	uint32_t ids[WD_MAX_PROGS];
 	struct bpf_program *prog;
 	int nids = 0, pfd[2], status;
+	void *sh;
 	pid_t pid;
+
+	/* the gate's last ids, seen by the watchdog (shared across fork) */
+	sh = mmap(NULL, sizeof(*st->gate_shared), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		ebpf_log(st, MT_LOG_ERROR, "mmap: %s", strerror(errno));
+		return -errno;
+	}
+	st->gate_shared = sh;
 
 	bpf_object__for_each_program(prog, st->skel->obj) {
 		struct bpf_prog_info info;
@@ -252,7 +389,7 @@ int ebpf_watchdog_start(struct ebpf_state *st)
 		close(pfd[1]);
 		pid = fork();
 		if (pid == 0) {
-			watchdog_main(pfd[0], st->holds_fd, ids, nids);
+			watchdog_main(pfd[0], st->holds_fd, ids, nids, sh);
 		}
 		_exit(pid < 0 ? 1 : 0);
 	}
@@ -270,6 +407,12 @@ int ebpf_watchdog_start(struct ebpf_state *st)
 
 int ebpf_watchdog_adopt(struct ebpf_state *st, const int *fds, size_t n)
 {
+	return ebpf_watchdog_give(st, 'F', fds, n);
+}
+
+int ebpf_watchdog_give(struct ebpf_state *st, char what, const int *fds,
+		       size_t n)
+{
 	size_t done = 0;
 
 	if (st->wd_fd < 0) {
@@ -278,7 +421,7 @@ int ebpf_watchdog_adopt(struct ebpf_state *st, const int *fds, size_t n)
 	while (done < n) {
 		size_t k = n - done < WD_FDS_PER_MSG ? n - done : WD_FDS_PER_MSG;
 		char cbuf[CMSG_SPACE(sizeof(int) * WD_FDS_PER_MSG)];
-		struct iovec iov = { .iov_base = "F", .iov_len = 1 };
+		struct iovec iov = { .iov_base = &what, .iov_len = 1 };
 		struct msghdr msg = {
 			.msg_iov = &iov,
 			.msg_iovlen = 1,
