@@ -203,15 +203,17 @@ static int parse_expectations(struct ebpf_trace *t)
 		struct ebpf_expect e;
 		char kind[32];
 		unsigned long long addr, size, old;
-		int pid, tid;
+		int pid, tid, ns_pid, ns_tid, n;
 
-		if (sscanf(line, "%31s %d %d %lli %llu %lli", kind, &pid, &tid,
-			   &addr, &size, &old) != 6 ||
-		    (e.kind = parse_kind(kind)) < -1) {
+		n = sscanf(line, "%31s %d %d %lli %llu %lli %d %d", kind, &pid,
+			   &tid, &addr, &size, &old, &ns_pid, &ns_tid);
+		if ((n != 6 && n != 8) || (e.kind = parse_kind(kind)) < -1) {
 			continue; /* not a report line */
 		}
 		e.pid = pid;
 		e.tid = tid;
+		e.ns_pid = n == 8 ? ns_pid : pid;
+		e.ns_tid = n == 8 ? ns_tid : tid;
 		e.addr = addr;
 		e.size = size;
 		e.old_addr = old;

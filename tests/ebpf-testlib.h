@@ -20,6 +20,10 @@ struct ebpf_expect {
 	uint64_t addr;
 	uint64_t size;
 	uint64_t old_addr;
+	/* the ids in the program's own pid namespace, when it is not
+	 * memtrack's (report.h's NSPID NSTID); else pid and tid */
+	int32_t ns_pid;
+	int32_t ns_tid;
 };
 
 struct ebpf_trace {
