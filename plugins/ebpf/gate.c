@@ -139,19 +139,34 @@ end:
 	return ret;
 }
 
-/* Attach the file open at fd (shown: its name in messages) unless handled. */
-static void gate_file(struct ebpf_state *st, int fd, const char *shown)
+/* Is the file open at fd a regular file handled already? Most calls are
+ * of those: the answer is all they cost. */
+static int known_fd(struct ebpf_state *st, int fd, struct stat *sb)
+{
+	int known;
+
+	if (fstat(fd, sb) || !S_ISREG(sb->st_mode)) {
+		return 1; /* nothing to attach */
+	}
+	pthread_mutex_lock(&st->attach_lock);
+	known = ebpf_file_known(st, mt_kernel_dev(major(sb->st_dev),
+						  minor(sb->st_dev)),
+				sb->st_ino);
+	pthread_mutex_unlock(&st->attach_lock);
+	return known;
+}
+
+/* Attach the file open at fd (sb: its fstat; shown: its name in
+ * messages) unless handled. */
+static void gate_file(struct ebpf_state *st, int fd, const struct stat *sb,
+		      const char *shown)
 {
 	char self[64];
-	struct stat sb;
 
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		return;
-	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	if (ebpf_attach_file(st, self, shown,
-			     mt_kernel_dev(major(sb.st_dev), minor(sb.st_dev)),
-			     sb.st_ino) == 0) {
+			     mt_kernel_dev(major(sb->st_dev), minor(sb->st_dev)),
+			     sb->st_ino) == 0) {
 		st->gate_files++;
 	}
 }
@@ -162,6 +177,7 @@ static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 		      const char *shown, int depth)
 {
 	char head[256], next[PATH_MAX + 64], *p, *e;
+	struct stat sb;
 	ssize_t n;
 	int fd;
 
@@ -169,6 +185,11 @@ static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		return; /* execvp trying its PATH: the exec fails too */
+	}
+	/* a known executable: its interpreter was handled with it */
+	if (known_fd(st, fd, &sb)) {
+		close(fd);
+		return;
 	}
 	n = pread(fd, head, sizeof(head) - 1, 0);
 	if (n >= 2 && head[0] == '#' && head[1] == '!' &&
@@ -185,14 +206,16 @@ static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 	} else if (n >= 4 && !memcmp(head, "\177ELF", 4)) {
 		char interp[PATH_MAX];
 
-		gate_file(st, fd, shown);
+		gate_file(st, fd, &sb, shown);
 		if (!elf_interp(fd, interp, sizeof(interp)) &&
 		    interp[0] == '/' &&
 		    !resolve(pid, AT_FDCWD, interp, next, sizeof(next))) {
 			int ifd = open(next, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
+			if (ifd >= 0 && !known_fd(st, ifd, &sb)) {
+				gate_file(st, ifd, &sb, interp);
+			}
 			if (ifd >= 0) {
-				gate_file(st, ifd, interp);
 				close(ifd);
 			}
 		}
@@ -209,19 +232,20 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 	int nr = req->data.nr;
 
 	if (nr == __NR_mmap) {
+		struct stat sb;
 		int fd;
 
 		snprintf(full, sizeof(full), "/proc/%d/fd/%d", (int)pid,
 			 (int)a[4]);
 		fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		/* the caller still in the call: its fd is the one it maps */
-		if (fd >= 0 &&
+		if (fd >= 0 && !known_fd(st, fd, &sb) &&
 		    !ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id)) {
 			char shown[PATH_MAX];
 			ssize_t k = readlink(full, shown, sizeof(shown) - 1);
 
 			shown[k > 0 ? k : 0] = '\0';
-			gate_file(st, fd, shown);
+			gate_file(st, fd, &sb, shown);
 		}
 		if (fd >= 0) {
 			close(fd);
