@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/test-preload.c - the preload source end to end. Every scenario of
- * tests/scenarios.c under --source preload, then what only an interposer
- * has: files it cannot reach named on memtrack's stderr (static,
- * set-uid, a cleared environment), signal handlers that allocate, an
- * exception thrown through the hook of operator new, fork
+ * tests/scenarios.c under --source preload, as it is, in a pid namespace
+ * of its own and under a seccomp allow-list of its own calls; then what
+ * only an interposer has: files it cannot reach named on memtrack's
+ * stderr (static, set-uid, a cleared environment), signal handlers that
+ * allocate, an exception thrown through the hook of operator new, fork
  * from a threaded process, vfork children that allocate, the traced
- * process killed, memtrack killed
- * while producers wait for room.
+ * process killed, memtrack killed while producers wait for room.
  *
  * Needs neither root nor BPF: libc mode (syscalls=libc), which root would
  * not get by default; tests/test-preload-syscalls.c has the BPF mode.
+ * The allow-lists come from strace, which must be installed.
  */
 #include "config.h"
 
@@ -38,6 +39,71 @@
 START_TEST(test_scenario)
 {
 	scenario_run(&scenarios[_i], SOURCE, scenarios[_i].preload);
+}
+END_TEST
+
+/*
+ * The scenario table in a pid namespace of its own (unshare --pid --fork
+ * --mount-proc as root; --user --map-root-user, as without root, always),
+ * the same event for event, with the ids memtrack's namespace sees.
+ *
+ * Libc mode does not always give them: it looks a process's ids up in
+ * /proc when it reads the process's hello from the ring, and a process
+ * that has ended by then (every scenario program ends within
+ * milliseconds) keeps its namespace's ids, which memtrack counts and
+ * says. Issue 27 wants memtrack's ids there too; until libc mode gives
+ * them, the namespace's ids are accepted here when memtrack says so for
+ * at least as many events. Root mode, whose BPF knows every fork, gets no
+ * such leave (tests/test-preload-syscalls.c).
+ */
+START_TEST(test_scenario_pidns)
+{
+	const struct scenario *sc = &scenarios[_i];
+
+	if (geteuid() == 0) {
+		scenario_run_confined(sc, SOURCE, sc->preload, SC_PIDNS,
+				      SC_IDS_SAID);
+	}
+	scenario_run_confined(sc, SOURCE, sc->preload, SC_USERNS,
+			      SC_IDS_SAID);
+}
+END_TEST
+
+/*
+ * Harm that the allow-list test finds and that is not mended yet (what
+ * is left of issue 27's item 15): the interposer makes a call the program
+ * never makes, and the program dies of SIGSYS. Such a scenario must still
+ * die so: the test fails once it is mended, to be taken off this list.
+ */
+static const struct {
+	const char *name;
+	const char *why;
+} seccomp_harms[] = {
+	/* seccomp-run installs the filter, then execs: the exec hook
+	 * stat()s the target (execcheck.c, before its open), and a static
+	 * program never calls newfstatat */
+	{ "glibc-static", "the exec check's stat(2) of the target" },
+	/* the "defines malloc itself" notice readlink()s /proc/self/exe
+	 * (interpose.c), which the program never does */
+	{ "own-malloc", "readlink(\"/proc/self/exe\") for the notice" },
+};
+
+/* The scenario table under an allow-list of the calls each command makes
+ * without memtrack: the same, event for event. */
+START_TEST(test_scenario_seccomp)
+{
+	const struct scenario *sc = &scenarios[_i];
+	enum scenario_outcome outcome = sc->preload;
+	size_t i;
+
+	for (i = 0; i < sizeof(seccomp_harms) / sizeof(seccomp_harms[0]); i++) {
+		if (!strcmp(sc->name, seccomp_harms[i].name)) {
+			fprintf(stderr, "%s: SIGSYS expected (known harm: %s)\n",
+				sc->name, seccomp_harms[i].why);
+			outcome = SC_SIGSYS;
+		}
+	}
+	scenario_run_confined(sc, SOURCE, outcome, SC_SECCOMP, SC_IDS_OURS);
 }
 END_TEST
 
@@ -634,6 +700,8 @@ static Suite *preload_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_scenario, 0, (int)nscenarios);
+	tcase_add_loop_test(tc, test_scenario_pidns, 0, (int)nscenarios);
+	tcase_add_loop_test(tc, test_scenario_seccomp, 0, (int)nscenarios);
 	tcase_add_test(tc, test_static_child);
 	tcase_add_test(tc, test_setuid);
 	tcase_add_test(tc, test_env_cleared);
