@@ -75,10 +75,12 @@ static void summary(FILE *out, const struct mt_rep *r)
 }
 
 /*
- * The top sites by the flamegraph's weight: the innermost frame shown, the
- * whole stack in its title; a click searches the flamegraph for it.
+ * The top sites by the flamegraph's weight: each named by its frame
+ * (mt_rep_site_name(): the innermost one not in an allocator or a
+ * wrapper of it), the whole stack in its title; a click searches the
+ * flamegraph for it.
  */
-static int top_sites(FILE *out, const struct mt_rep *r,
+static int top_sites(FILE *out, struct mt_rep *r,
 		     const struct mt_report_opts *o)
 {
 	struct mt_rep_frames f = { 0 };
@@ -109,7 +111,7 @@ static int top_sites(FILE *out, const struct mt_rep *r,
 			i + 1);
 		mt_rep_xml_str(out, stack);
 		fprintf(out, "\">");
-		mt_rep_xml_str(out, f.name[nf - 1]);
+		mt_rep_xml_str(out, f.name[mt_rep_site_name(r, &f)]);
 		fprintf(out, "</td>");
 		td_bytes(out, s->bytes);
 		td_count(out, s->count);

@@ -92,6 +92,7 @@ struct mt_rep_site {
 };
 
 struct mt_sym;
+struct mt_rep_wrappers;
 
 /*
  * Byte figures saturate at 2^64 - 1: a recording is input, and a sum that
@@ -135,6 +136,9 @@ struct mt_rep {
 	uint64_t hist_bytes[MT_REP_CLASSES];
 	struct mt_rep_big big[MT_REP_TOP]; /* largest first */
 	size_t nbig;
+
+	struct mt_rep_wrappers *wrappers; /* mt_rep_site_name() */
+	bool wrappers_done;
 };
 
 /* Merge the sites whose stacks symbolize alike (report-sites.c); once,
@@ -160,6 +164,11 @@ void mt_rep_class_label(unsigned int cls, char *buf, size_t len);
 struct mt_rep_frames {
 	size_t n;
 	const char *name[MT_REP_MAX_FRAMES];
+	/* of a stack's frames: the function alone (NULL: nothing names
+	 * it, or not a stack frame; valid while r is) and its module (-1:
+	 * none), for mt_rep_site_name() */
+	const char *func[MT_REP_MAX_FRAMES];
+	int32_t mod[MT_REP_MAX_FRAMES];
 	size_t off[MT_REP_MAX_FRAMES]; /* of each name in text */
 	char *text;
 	size_t len, cap;
@@ -175,6 +184,17 @@ int mt_rep_site_frames(const struct mt_rep *r, const struct mt_rep_site *s,
  * when out of memory. */
 const char *mt_rep_frames_join(struct mt_rep_frames *f, size_t from);
 void mt_rep_frames_free(struct mt_rep_frames *f);
+
+/*
+ * The frame that names a site (report-wrappers.c): the innermost one
+ * that is neither in the C or C++ runtime or an allocator library nor an
+ * allocator wrapper of the program (jv_mem_alloc, xmalloc). Returns its
+ * index in f (from mt_rep_site_frames() on a site of r); the innermost
+ * frame when every one is. The wrappers are found from r's stacks the
+ * first time (no memory: none is known).
+ */
+size_t mt_rep_site_name(struct mt_rep *r, const struct mt_rep_frames *f);
+void mt_rep_wrappers_free(struct mt_rep *r);
 
 /* Top lists: indices into r->sites, best first. */
 enum mt_rep_rank {

@@ -3,6 +3,12 @@
  * memtrack report --format text: the summary for a person, per process and
  * in total, then the largest allocations, the size histogram and the top
  * sites. Figures are exact (bytes, counts) with a human unit beside.
+ *
+ * A site is printed the way a stack is read: its figures and the frame
+ * that names it (mt_rep_site_name(): the allocator and its wrappers
+ * skipped), then the rest of its frames one a line, innermost first, as
+ * heaptrack_print does: "via" the wrappers it allocated through, "from"
+ * its callers, "in" the process.
  */
 #include "config.h"
 
@@ -90,8 +96,8 @@ static void print_proc(FILE *out, const struct mt_rep_proc *p,
 static int print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
 		       const char *title, struct mt_rep_frames *f)
 {
-	size_t idx[MT_REP_TOP], n, i;
-	const char *stack;
+	size_t idx[MT_REP_TOP], n, i, j, at;
+	const char *name;
 	char h[32];
 
 	n = mt_rep_top_sites(r, rank, idx, MT_REP_TOP);
@@ -102,26 +108,34 @@ static int print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
 	for (i = 0; i < n; i++) {
 		const struct mt_rep_site *s = &r->sites[idx[i]];
 
-		if (mt_rep_site_frames(r, s, f) < 0 ||
-		    !(stack = mt_rep_frames_join(f, 0))) {
+		if (mt_rep_site_frames(r, s, f) < 0) {
 			return -ENOMEM;
 		}
+		at = mt_rep_site_name(r, f);
+		name = f->name[at];
 		switch (rank) {
 		case MT_REP_BY_COUNT:
 			fprintf(out, "  %2zu. %12" PRIu64 " allocs  %s\n",
-				i + 1, s->count, stack);
+				i + 1, s->count, name);
 			break;
 		case MT_REP_BY_LEAK:
 			fprintf(out, "  %2zu. %12" PRIu64 " B %10s in %" PRIu64 " blocks  %s\n",
 				i + 1, s->live, human(s->live, h, sizeof(h)),
-				s->live_blocks, stack);
+				s->live_blocks, name);
 			break;
 		default:
 			fprintf(out, "  %2zu. %12" PRIu64 " B %10s  %s\n",
 				i + 1, mt_rep_site_value(s, rank),
 				human(mt_rep_site_value(s, rank), h, sizeof(h)),
-				stack);
+				name);
 			break;
+		}
+		for (j = f->n; j-- > 0;) {
+			if (j != at) {
+				fprintf(out, "%14s %s\n",
+					j > at ? "via" : j ? "from" : "in",
+					f->name[j]);
+			}
 		}
 	}
 	return 0;

@@ -133,6 +133,8 @@ static int frame_printf(struct mt_rep_frames *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(f->text + f->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);
+	f->func[f->n] = NULL;
+	f->mod[f->n] = -1;
 	f->off[f->n++] = f->len;
 	f->len += (size_t)n + 1;
 	return 0;
@@ -165,6 +167,8 @@ static int stack_frames(const struct mt_rep *r, uint32_t id,
 				return -ENOMEM;
 			}
 			mt_sym_frame_name(r->sym, l, k, f->text + f->len, n + 1);
+			f->func[f->n] = l->nfuncs ? l->funcs[k].name : NULL;
+			f->mod[f->n] = l->mod;
 			f->off[f->n++] = f->len;
 			f->len += n + 1;
 		}
@@ -980,6 +984,7 @@ void mt_rep_free(struct mt_rep_state *st)
 	}
 	free(st->rep.procs);
 	free(st->rep.sites);
+	mt_rep_wrappers_free(&st->rep);
 	mt_sym_free(st->rep.sym);
 	free(st);
 }

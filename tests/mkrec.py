@@ -27,6 +27,8 @@ usage: mkrec.py SCENARIO OUT [ARG...]
                    in its make<...first_instantiation> and B in its
                    make<...second_instantiation>, each called from main
                    (0: none)
+  wrappers FILE    FILE (tests/progs/alloc-wrappers) mapped, and a libc
+                   that is not there: the stacks of its allocations
 """
 import struct
 import sys
@@ -171,6 +173,29 @@ def long_names(path, sizes):
     return meta(b"MTKM", recs) + meta(b"MTKT", stacks) + events(evs)
 
 
+def wrappers(path):
+    """The stacks tests/progs/alloc-wrappers.c makes, innermost first."""
+    syms = symbols(path)
+    span = 0x1000000
+    libc = BASE + span  # a C library, mapped after the program
+    recs = [m_exec(1), m_map(1, BASE, BASE + span, 0, path.encode()),
+            m_map(1, libc, libc + SPAN, 0, b"/nonexistent/libc.so.6")]
+    calls = [(100, ["my_xmalloc", "make_string", "parse_a", "main"]),
+             (200, ["my_xmalloc", "make_string", "parse_b", "main"]),
+             (48, ["my_xmalloc", "make_node", "build_tree", "main"]),
+             (300, ["direct_alloc", "main"]),
+             (10, ["my_xmalloc", "main"]),
+             (5, [None, "copy_text", "main"])]
+    stacks = []
+    evs = []
+    for i, (size, names) in enumerate(calls):
+        addrs = [libc + 0x11 if n is None else BASE + syms[n.encode()] + 1
+                 for n in names]
+        stacks.append(t_stack(i + 1, 1, addrs))
+        evs.append(malloc(1, 1000 + i, 0x5000 + 16 * i, size, i + 1))
+    return meta(b"MTKM", recs) + meta(b"MTKT", stacks) + events(evs)
+
+
 def main():
     what, out, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     if what == "fifo":
@@ -244,6 +269,8 @@ def main():
                        ev(1, 3000, "Malloc", 0x7000, 16),
                        ev(1, 4000, "Free", 0x5000),
                        ev(2, 5000, "Malloc", 0x5000, 1 << 63)])
+    elif what == "wrappers":
+        data = wrappers(args[0])
     elif what == "long":
         data = long_names(args[0], [int(args[1]), int(args[2])])
     elif what == "pids":

@@ -21,6 +21,11 @@ check_PROGRAMS += tests/progs/long-names
 tests_progs_long_names_SOURCES = tests/progs/long-names.cc
 tests_progs_long_names_CXXFLAGS = -std=c++17 -g -fno-builtin -Wall
 
+# tests/test-report.sh: sites named past their allocator wrappers
+check_PROGRAMS += tests/progs/alloc-wrappers
+tests_progs_alloc_wrappers_SOURCES = tests/progs/alloc-wrappers.c
+tests_progs_alloc_wrappers_CFLAGS = $(WARN_CFLAGS) -g
+
 # the metadata parsers of the report on hand-made payloads (fuzz regressions)
 check_PROGRAMS += tests/test-symbolize
 TESTS += tests/test-symbolize

@@ -68,7 +68,7 @@ mkrec modules "$T/mods.mt" 100000
 expect_exit 0 "100000 modules: text report" -- \
 	bounded 300 60 "$MT" report "$T/mods.mt"
 has "$T/out" "100000 modules" "^ +allocations +100000$" \
-	'^ +1\. +8 B .*pid 1;mod0\.so\+0x41$'
+	'^ +1\. +8 B +mod0\.so\+0x41$' '^ +in pid 1$'
 
 expect_exit 0 "100000 modules: html (flamegraph of 100000 callees)" -- \
 	bounded 300 60 "$MT" report --format html "$T/mods.mt"

@@ -236,6 +236,58 @@ for n in sys.argv[2:]:
 		"$T/out" "$N1" "$N2"
 fi
 
+# --- a site is named by its first frame past the allocator (issue 29) ----------
+# tests/progs/alloc-wrappers: my_xmalloc() (three callers) and make_string()
+# (two, over my_xmalloc) pass allocations through; make_node() has one
+# caller; copy_text() allocates in the C library. The HTML table named
+# four of the six sites my_xmalloc, and the text printed each as one
+# root-first line.
+if ! "$PY" -c 'import msgpack, zstandard' 2>/dev/null; then
+	echo "SKIP: no $PY with msgpack and zstandard: site names not checked"
+elif ! mkrec wrappers "$T/wr.mt" "$MT_BUILDDIR/tests/progs/alloc-wrappers"; then
+	fail "wrappers: cannot write the recording"
+else
+	expect_exit 0 "wrappers: text" -- "$MT" report "$T/wr.mt"
+	awk '/^top sites by bytes allocated$/ { p = 1; next } /^top sites/ { p = 0 } p' "$T/out" |
+		sed -E 's/\(alloc-wrappers\.c:[0-9]+\)/(L)/' >"$T/wr-text"
+	cat >"$T/want" <<'EOF'
+   1.          300 B             direct_alloc (L)
+          from main (L)
+            in pid 1
+   2.          200 B             parse_b (L)
+           via my_xmalloc (L)
+           via make_string (L)
+          from main (L)
+            in pid 1
+   3.          100 B             parse_a (L)
+           via my_xmalloc (L)
+           via make_string (L)
+          from main (L)
+            in pid 1
+   4.           48 B             make_node (L)
+           via my_xmalloc (L)
+          from build_tree (L)
+          from main (L)
+            in pid 1
+   5.           10 B             main (L)
+           via my_xmalloc (L)
+            in pid 1
+   6.            5 B             copy_text (L)
+           via libc.so.6+0x11
+          from main (L)
+            in pid 1
+EOF
+	cmp -s "$T/wr-text" "$T/want" &&
+		ok "wrappers: text names each site past its wrappers, frames innermost first" ||
+		{ fail "wrappers: text sites"; diff "$T/wr-text" "$T/want"; }
+	expect_exit 0 "wrappers: html" -- "$MT" report --format html "$T/wr.mt"
+	check "wrappers: html top sites named past the wrappers" -- "$PY" -c 'import re, sys
+src = open(sys.argv[1]).read()
+got = [re.sub(r" \(alloc-wrappers\.c:[0-9]+\)$", "", n)
+       for n in re.findall(r"<td class=\"site\" title=\"[^\"]*\">([^<]*)</td>", src)]
+assert got == ["direct_alloc", "parse_b", "parse_a", "make_node", "main", "copy_text"], got' "$T/out"
+fi
+
 # --- svg and html: well-formed, self-contained, with chart and flamegraph -------
 expect_exit 0 "svg" -- "$MT" report --format svg "$T/a.mt"
 check "svg parses; 2 processes x 2 lines; a frame per site + pids + root" -- \
