@@ -1,11 +1,11 @@
 # tests/inproc-stacks: the preload interposer's stack machinery
-# (plugins/preload/stack-*): unwinding code built without frame pointers,
-# the stack table, the mappings. Needs neither root nor BPF.
+# (plugins/preload/interposer/stack-*): unwinding code built without frame
+# pointers, the stack table, the mappings. Needs neither root nor BPF.
 #
 # The stk- programs are built -O2 -fomit-frame-pointer on purpose: their
 # stacks must come whole from .eh_frame. User CFLAGS come after ours (an
 # -O0 there keeps the chain and the point of the test).
-STK_PROG_CPPFLAGS = -I$(srcdir)/plugins/preload -I$(srcdir)/tests/progs
+STK_PROG_CPPFLAGS = $(PRELOAD_INTERPOSER_CPPFLAGS) -I$(srcdir)/tests/progs
 STK_PROG_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -fomit-frame-pointer \
 	-fno-builtin
 STK_PROG_LIBS = plugins/preload/libmtpl-stacks.la $(PTHREAD_LIBS)

@@ -66,8 +66,10 @@ EXTRA_tests_test_preload_DEPENDENCIES = tests/progs/optional.stamp \
 check_PROGRAMS += tests/test-preload-ring
 TESTS += tests/test-preload-ring
 tests_test_preload_ring_SOURCES = tests/test-preload-ring.c \
-	plugins/preload/ring.c plugins/preload/tsc.c
-tests_test_preload_ring_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
+	plugins/preload/interposer/ring-put.c \
+	plugins/preload/source/ring-read.c plugins/preload/tsc.c
+tests_test_preload_ring_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(PRELOAD_INTERPOSER_CPPFLAGS) $(PRELOAD_SOURCE_CPPFLAGS)
 tests_test_preload_ring_CFLAGS = $(TEST_CFLAGS)
 tests_test_preload_ring_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
 
@@ -75,8 +77,11 @@ tests_test_preload_ring_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
 check_PROGRAMS += tests/test-preload-meta
 TESTS += tests/test-preload-meta
 tests_test_preload_meta_SOURCES = tests/test-preload-meta.c \
-	plugins/preload/ring.c plugins/preload/tsc.c plugins/preload/meta.c
-tests_test_preload_meta_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
+	plugins/preload/interposer/ring-put.c \
+	plugins/preload/source/ring-read.c plugins/preload/tsc.c \
+	plugins/preload/source/meta.c
+tests_test_preload_meta_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(PRELOAD_INTERPOSER_CPPFLAGS) $(PRELOAD_SOURCE_CPPFLAGS)
 tests_test_preload_meta_CFLAGS = $(TEST_CFLAGS)
 tests_test_preload_meta_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
 endif

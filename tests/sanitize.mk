@@ -14,7 +14,8 @@
 # So these are built without -fsanitize=..., whatever CFLAGS and LDFLAGS
 # say; in a normal build this changes nothing.
 MT_NOSAN_PATTERNS = tests/progs/% plugins/preload/libmemtrack_preload_la-% \
-	plugins/preload/libmtpl_stacks_la-%
+	plugins/preload/interposer/libmemtrack_preload_la-% \
+	plugins/preload/interposer/libmtpl_stacks_la-%
 MT_NOSAN_LIBS = plugins/preload/libmemtrack-preload.la \
 	plugins/preload/libmtpl-stacks.la
 $(MT_NOSAN_PATTERNS): CFLAGS := $(filter-out -fsanitize=%,$(CFLAGS))

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/test-inproc-stacks.c - the preload interposer's stack machinery
- * (plugins/preload/stack-*). Needs neither root nor BPF.
+ * (plugins/preload/interposer/stack-*). Needs neither root nor BPF.
  *
  * unwind: the stk-chain programs (built -O2 -fomit-frame-pointer, PIE,
  *   non-PIE, C++ through libstdc++'s operator new) unwind from their
@@ -42,9 +42,9 @@
 #include "elf-build-id.h"
 #endif
 #include "symbolize.h"
-#include "plugins/preload/stack-maps.h"
-#include "plugins/preload/stack-table.h"
-#include "plugins/preload/stack-unwind.h"
+#include "plugins/preload/interposer/stack-maps.h"
+#include "plugins/preload/interposer/stack-table.h"
+#include "plugins/preload/interposer/stack-unwind.h"
 
 #define NOIPA __attribute__((noipa))
 

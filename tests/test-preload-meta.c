@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/test-preload-meta.c - metadata records through the preload event
- * ring (plugins/preload/meta.c) in one process: producer threads cut
+ * ring (plugins/preload/source/meta.c) in one process: producer threads cut
  * records of 1 byte to 70 KiB (far longer than a 64-slot ring) into
  * chunks, with events between them that refer to the record just put;
  * the consumer puts them back together. Every record reaches the
@@ -39,7 +39,8 @@
 #define MT_TEST_ASAN 0
 #endif
 
-#include "ring.h"
+#include "ring-put.h"
+#include "ring-read.h"
 
 #define NPROD 4
 #define NREC 60

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/test-preload-ring.c - the preload source's shared ring
- * (plugins/preload/ring.c) in one process: many producers and a small
+ * (plugins/preload/ring.h) in one process: many producers and a small
  * ring lose nothing and keep each producer's order; a writer that died
  * between claiming a slot and committing it is skipped, before or after
  * head passed it; producers waiting for room are counted and let go when
@@ -24,7 +24,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "ring.h"
+#include "ring-put.h"
+#include "ring-read.h"
 #include "tsc.h"
 
 /* as the source lays it out: the slots after the whole header */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/test-preload-syscalls.c - the preload source's root mode
- * (syscalls=bpf, plugins/preload/syscalls.c): its mmap, munmap, mremap and
- * brk events are the eBPF source's, event for event. The same
+ * (syscalls=bpf, plugins/preload/source/syscalls.c): its mmap, munmap,
+ * mremap and brk events are the eBPF source's, event for event. The same
  * deterministic programs are recorded under both sources and the Mmap,
  * Munmap and Brk records compared (count and bytes per kind; addresses
  * differ with ASLR); what each program reports must be there exactly. A

@@ -33,8 +33,9 @@
 
 #include "ebpf-testlib.h"
 
-/* What the libc mode of the preload source says (plugins/preload/source.c):
- * its mmap, munmap, mremap and brk are not the kernel's. */
+/* What the libc mode of the preload source says
+ * (plugins/preload/source/source.c): its mmap, munmap, mremap and brk are
+ * not the kernel's. */
 #define PRELOAD_LIBC_MODE "recorded only when the program calls them through libc"
 #define INPUT_LINES 2000
 

@@ -1,158 +1,119 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/ring.h - the shared event ring of the preload source:
- * many producers (every thread of every traced process, signal handlers
- * included), one consumer (memtrack's poller thread). See ring.c for the
- * protocol and why it cannot deadlock.
+ * plugins/preload/ring.h - the protocol of the event ring that every
+ * traced process (the producers: interposer/ring-put.c, in the
+ * interposer) shares with memtrack's poller thread (the consumer:
+ * source/ring-read.c, in the source plugin). Both programs are built from
+ * this header and shm.h; neither includes the other's half.
+ *
+ * Layout: nslots 64-byte slots, each one struct mt_event whose
+ * reserved[0] is the slot's state word (lap, state, tid: shm.h). A
+ * position p (a 64-bit count that never wraps) lives in slot p & mask, lap
+ * p >> shift. head is the next position to claim, the consumer's tail the
+ * next to read.
+ *
+ * Protocol of a slot, for position p of lap L:
+ *   FREE(L) --producer CAS--> CLAIMED(L, tid) --producer store-->
+ *   COMMITTED(L, tid) --consumer store--> FREE(L + 1)
+ * and, for a dead writer only, CLAIMED(L, tid) --consumer CAS--> FREE(L+1).
+ * With TSC timestamps (tsc.h) the consumer converts an event's timestamp
+ * the first time it sees it, in place, and marks it so:
+ * COMMITTED(L, tid) --consumer store--> READY(L, tid); producers treat
+ * READY as COMMITTED (a slot of their lap that is not free).
+ * A producer claims the slot at head with a CAS on the slot's word (the
+ * claim is the reservation: there is no moment where a position is taken
+ * and nobody is named as its owner), then moves head on with a CAS; any
+ * producer that finds the slot at head claimed moves head on for it, so a
+ * producer stopped (or killed) between the two CASes blocks nobody; a
+ * slot the consumer skipped (I3) before head passed it is moved past the
+ * same way, by the consumer and by any producer that finds it there.
+ *
+ * Invariants:
+ *   I1. Only the producer that claimed a slot writes its event, between
+ *       its claim and its commit; it does no system call, takes no lock
+ *       and waits for nothing in between, so a live writer commits within
+ *       a bounded number of its own steps.
+ *   I2. The consumer reads positions in order and frees a slot only after
+ *       copying it; a producer only claims a slot that is FREE for the
+ *       lap of its position. So no event is overwritten before it is read.
+ *   I3. The consumer skips a claimed slot only when its writer's thread no
+ *       longer exists (/proc/TID gone, or a zombie): a dead thread runs no
+ *       more code, so no late write can land in a slot already given to
+ *       the next lap. A writer alive but slow (stopped by a debugger or by
+ *       SIGSTOP) is waited for.
+ *   I4. A signal handler interrupting its thread between claim and commit
+ *       (pl_ring_put_ex's *claiming) never waits for room: that room only
+ *       the interrupted write can make. It puts without waiting (its
+ *       positions come after the claimed one, so the thread's order is
+ *       kept); only when the ring is full at that moment does
+ *       interposer/interpose.c keep its events in the thread's pending
+ *       buffer, put after the commit. A handler that interrupts anything else (its thread
+ *       waiting for room, or between events) puts as any producer does:
+ *       handlers that follow each other back to back, faster than their
+ *       thread gets to run, must not pile up in a buffer of fixed size.
+ *       Its events may then come before the interrupted thread's: that
+ *       one is of an allocation the handler cannot know yet, or of a free
+ *       whose block is not given back yet (frees are recorded before the
+ *       call), as when the handler comes just before the thread's put.
+ *
+ * Memory bound: the mapping is fixed when memtrack starts (--ring-size,
+ * plus a page of header and notices); nothing grows. Each thread holds at
+ * most one claimed slot plus a few pending events of its own (I4).
+ *
+ * Liveness: a producer waits only for room, i.e. for the consumer. It
+ * stops waiting when the consumer has gone: destroy() sets shm->dead and
+ * wakes every waiter; a consumer killed outright stops its heartbeat
+ * (shm->beat, bumped every PL_BEAT_MS by its watcher thread), and a
+ * waiter that sees the beat stand still for PL_GONE_MS of its own time
+ * takes it for gone (and counts itself in shm->gave_up, which a memtrack
+ * that was only frozen reports). Not the consumer's pid: it means nothing
+ * in another pid namespace, and may be another process's by then. The
+ * producer then goes on untraced; the program always finishes. The
+ * consumer waits for nothing but a claimed slot (I1: a live writer
+ * commits; I3: a dead one is skipped), and only between polls (it never
+ * blocks on a slot). There is no cycle: producers wait for the consumer,
+ * the consumer for no producer, and no producer waits while it holds a
+ * claim (the wait is before the claim).
+ *
+ * Wake-ups: the consumer reads on its poll tick; it is woken earlier when
+ * it said it sleeps (shm->sleeping) and the ring holds wakeup_at unread
+ * positions, or when a producer starts waiting for room: the producer
+ * bumps shm->doorbell and wakes the futex on it, on which the consumer's
+ * watcher thread sleeps (it then wakes the poller through memtrack's own
+ * eventfd, which no traced process holds). A producer under a seccomp
+ * filter (pl_ring.quiet) makes no such call: the watcher also looks at
+ * the ring every PL_BEAT_MS. A lost wake-up (both are racy on purpose)
+ * costs at most a tick.
+ *
+ * Trust: every word of the mapping can be written by any traced process,
+ * by a stray pointer or on purpose, so each side keeps rules of its own
+ * against the others' writes: the reader's (T1..T6) at the top of
+ * source/ring-read.c, the producers' (W1..W3) at the top of
+ * interposer/ring-put.c. A stray write costs the events it hit, never a
+ * wait without end, never a store outside the ring.
  */
 #ifndef MT_PRELOAD_RING_H
 #define MT_PRELOAD_RING_H
 
-#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "shm.h"
 
-/* Lay out an empty ring of nslots (a power of two) slots at slots_offset
- * in shm, whose other fields the caller sets. The slots must be zero (a
- * fresh memfd or anonymous mapping): they are not written. */
-void pl_ring_init(struct pl_shm *shm, uint64_t nslots, uint64_t slots_offset);
+/* The state word of a slot (shm.h: lap, state, tid). */
+static inline uint64_t *pl_slot_word(struct mt_event *slot)
+{
+	return &slot->reserved[0];
+}
 
-/* ---- producers (the interposer) ---- */
+/* CLOCK_MONOTONIC in ns: the vDSO's, no system call (a program under a
+ * seccomp allow-list may not make one). */
+static inline uint64_t pl_now_ns(void)
+{
+	struct timespec ts;
 
-/*
- * A producer's own view of the ring: the geometry copied from the header
- * once and checked against the mapping (pl_ring_attach), so that another
- * process that overwrites the header cannot make this one write outside
- * the ring.
- */
-struct pl_ring {
-	struct pl_shm *shm;
-	struct mt_event *slots;
-	uint64_t nslots;
-	uint64_t mask;
-	uint64_t wakeup_at;
-	uint32_t shift;
-	/* 1: make no system call but the clock's (the process runs under a
-	 * seccomp filter, which may kill it for one it never makes):
-	 * wake-ups are left to the consumer's watcher, and a wait for room
-	 * spins instead of sleeping on a futex */
-	uint32_t quiet;
-};
-
-/* Fill r from shm, a mapping of map_size bytes. Returns 0, or -1 when the
- * header's geometry does not fit the mapping (nothing may be put then). */
-int pl_ring_attach(struct pl_ring *r, struct pl_shm *shm, uint64_t map_size);
-
-/*
- * Put one event (reserved[0] is overwritten; reserved0 and reserved[1]
- * are copied: 0 for events, data for metadata chunks). Waits while the
- * ring is full: spins briefly, then sleeps on shm->space_seq, waking the
- * consumer through shm->doorbell first. Async-signal-safe, takes no lock,
- * never allocates. Returns 0, or -1 when the consumer has gone (the
- * caller goes on untraced). tid: the caller's thread id.
- */
-int pl_ring_put_r(const struct pl_ring *r, const struct mt_event *ev,
-		  uint32_t tid);
-
-/* pl_ring_put_r() on a view made from shm's own map_size (tests, and
- * callers that put once). */
-int pl_ring_put(struct pl_shm *shm, const struct mt_event *ev, uint32_t tid);
-
-/* pl_ring_put()'s result when called with nowait and the ring is full */
-#define PL_RING_FULL (-2)
-
-/*
- * pl_ring_put_r() for a thread whose signal handlers may put too (I4 in
- * ring.c): *claiming is non-zero from just before the claim until the
- * commit (restored to its value on entry after), so that a handler knows
- * whether its thread holds a claim. With nowait, a full ring returns
- * PL_RING_FULL at once instead of waiting for room: what a handler that
- * interrupted a claim must do, since only that write can make room.
- */
-int pl_ring_put_ex(const struct pl_ring *r, const struct mt_event *ev,
-		   uint32_t tid, int *claiming, int nowait);
-
-/* ---- the consumer (the source) ---- */
-
-struct pl_tsc;
-
-struct pl_reader {
-	struct pl_shm *shm;
-	struct pl_tsc *tsc;   /* shm->tsc: turns timestamps into ns */
-	struct mt_event *slots;
-	uint64_t nslots;      /* the geometry, copied before the command ran */
-	uint64_t mask;
-	uint32_t shift;
-	uint64_t tail;        /* the next position to read */
-	uint64_t stall_pos;   /* a claimed slot waited for since ... */
-	uint64_t stall_since; /* ... this time (ns), 0: none */
-	uint64_t abandoned;   /* slots skipped: their writer died */
-	uint64_t corrupt;     /* slots skipped: their state word could not
-			       * be one the protocol writes (a stray write) */
-	uint64_t published;   /* the tail as last published (the watcher
-			       * puts it back if a process overwrote it) */
-	/* an event tagged with another pid namespace (reserved[1]):
-	 * its ids into memtrack's (pidns.h); NULL: left as they are */
-	void (*xlate)(void *ctx, uint64_t ns, struct mt_event *ev);
-	void *xlate_ctx;
-};
-
-/* With shm->tsc, tsc converts the events' timestamps as they are first
- * seen (the slot is then PL_READY); NULL otherwise. The geometry is read
- * from shm now, before any traced process could have written it. */
-void pl_reader_init(struct pl_reader *rd, struct pl_shm *shm,
-		    struct pl_tsc *tsc);
-
-/* The committed event at the tail, or NULL (empty, or the slot at the tail
- * is still being written). */
-const struct mt_event *pl_ring_peek(struct pl_reader *rd);
-
-/* The committed event i positions past the tail, or NULL: what
- * pl_ring_peek() returns after i advances, without taking them. */
-const struct mt_event *pl_ring_peek_at(struct pl_reader *rd, uint64_t i);
-
-/* Give the slot pl_ring_peek() returned back to the producers. */
-void pl_ring_advance(struct pl_reader *rd);
-
-/* The event e that pl_ring_peek() returned, copied to out (reserved[]
- * zeroed: the slot's state word is no part of the event), and its slot
- * given back. Returns 0, or -1 when the copy is no event a producer
- * writes (an unknown kind or flag: a stray write, P5 in ring.c), which
- * is counted in rd->corrupt and must not be emitted. */
-int pl_ring_take(struct pl_reader *rd, const struct mt_event *e,
-		 struct mt_event *out);
-
-struct mt_emitter;
-
-/* Where the metadata chunks of the ring go (meta.c's pl_meta_take()
- * through the source). */
-typedef int (*pl_ring_meta_fn)(void *ctx, const struct mt_event *slot,
-			       struct mt_emitter *em);
-
-/* The metadata chunk e that pl_ring_peek() returned, handed to take and
- * its slot given back; on take's error the tail is published and the
- * error returned. */
-int pl_ring_take_meta(struct pl_reader *rd, const struct mt_event *e,
-		      pl_ring_meta_fn take, void *ctx, struct mt_emitter *em);
-
-/* Publish the tail and wake producers waiting for room. */
-void pl_ring_publish(struct pl_reader *rd);
-
-/*
- * Nothing committed at the tail: skip the slot and return 1 when it cannot
- * become readable: claimed for stall_ns by a writer that is dead (killed
- * between claim and commit: rd->abandoned), or in a state the protocol
- * never leaves a slot in (a stray write: rd->corrupt, at once, or after
- * stall_ns for a free slot that head has passed). 0 otherwise (empty, or a
- * writer alive: it will commit).
- */
-int pl_ring_unstall(struct pl_reader *rd, uint64_t now, uint64_t stall_ns);
-
-/* Positions written (claimed) and not read yet: at most nslots, whatever
- * a process wrote over head. */
-uint64_t pl_ring_unread(const struct pl_reader *rd);
-
-uint64_t pl_now_ns(void);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 #endif /* MT_PRELOAD_RING_H */

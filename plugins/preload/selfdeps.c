@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "selfdeps.h"
-#include "stack-unwind.h"
+#include "interposer/stack-unwind.h"
 
 int pl_self_dep_common(const char *name)
 {

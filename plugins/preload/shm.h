@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/shm.h - the memory the preload source (source.c) shares
- * with every traced process (interpose.c): a header and the event ring
- * (ring.c). Both sides are built from this tree, so the layout
+ * plugins/preload/shm.h - the memory the preload source (source/) shares
+ * with every traced process (the interposer, interposer/): a header and
+ * the event ring (ring.h). Both sides are built from this tree, so the layout
  * only has to agree with itself; PL_VERSION still guards against an
  * interposer of another build finding the variable.
  *
@@ -19,9 +19,10 @@
  *
  * Trust: every byte of this mapping can be written by any traced process.
  * Producers copy the geometry (nslots, shift, slots_offset) once, checked
- * against the mapping's size (ring.c, pl_ring_attach); the consumer keeps
- * its own copy from before the command ran. Nothing either side reads
- * later can make it write outside the mapping, wait forever or grow.
+ * against the mapping's size (interposer/ring-put.c, W1); the consumer
+ * keeps its own copy from before the command ran (source/ring-read.c,
+ * T1). Nothing either side reads later can make it write outside the
+ * mapping, wait forever or grow.
  */
 #ifndef MT_PRELOAD_SHM_H
 #define MT_PRELOAD_SHM_H
@@ -35,13 +36,13 @@
 #define PL_VERSION 5 /* 5: futex wake-ups and a heartbeat, no eventfd */
 
 /* events of a signal handler that interrupted its thread's claim on a
- * full ring (ring.c, I4), kept per thread and put after the interrupted
+ * full ring (ring.h, I4), kept per thread and put after the interrupted
  * one; past that many they are lost (counted in dropped) */
 #define PL_PENDING 8
 
 /*
  * A notice: why a file's allocations are not recorded, for memtrack's
- * stderr. It travels in the event ring as a metadata record (meta.c)
+ * stderr. It travels in the event ring as a metadata record (source/meta.c)
  * whose payload is PL_NOTICE_TAG, the kind and the pid (u32, i32, host
  * order) and the path, NUL-terminated; the source says it once per
  * (kind, file) and does not write it into the recording. The ring never
@@ -176,7 +177,8 @@ struct pl_shm {
 				* i % PL_VERDICTS */
 	struct pl_verdict verdicts[PL_VERDICTS];
 
-	/* call stacks (interpose-stacks.c, meta.c); set by the source */
+	/* call stacks (interposer/interpose-stacks.c, source/meta.c); set
+	 * by the source */
 	uint32_t stack_depth; /* frames per stack; 0: no stacks */
 	uint32_t pad2;
 	/* written by producers */
@@ -191,7 +193,7 @@ struct pl_shm {
 /*
  * A metadata record (an MTKT or MTKM payload, whole, header included) is
  * cut into chunks of PL_META_CHUNK bytes, one slot each, put in order by
- * one thread; other slots may come between them (meta.c has the rules).
+ * one thread; other slots may come between them (source/meta.c has the rules).
  * A chunk is a slot whose kind is PL_META_KIND (no event kind is); its
  * bytes 0..39 (timestamp .. tid) and reserved[1] carry the data,
  * reserved0 how many of them count, stack_id the record's id, flags

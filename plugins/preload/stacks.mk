@@ -4,10 +4,14 @@
 # it is exported from the interposer.
 noinst_LTLIBRARIES += plugins/preload/libmtpl-stacks.la
 plugins_preload_libmtpl_stacks_la_SOURCES = \
-	plugins/preload/stack-unwind.c plugins/preload/stack-unwind.h \
-	plugins/preload/stack-table.c plugins/preload/stack-table.h \
-	plugins/preload/stack-maps.c plugins/preload/stack-maps.h \
-	plugins/preload/selfmap.h
+	plugins/preload/interposer/stack-unwind.c \
+	plugins/preload/interposer/stack-unwind.h \
+	plugins/preload/interposer/stack-table.c \
+	plugins/preload/interposer/stack-table.h \
+	plugins/preload/interposer/stack-maps.c \
+	plugins/preload/interposer/stack-maps.h plugins/preload/selfmap.h
+plugins_preload_libmtpl_stacks_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(PRELOAD_INTERPOSER_CPPFLAGS)
 plugins_preload_libmtpl_stacks_la_CFLAGS = $(AM_CFLAGS) $(LIBUNWIND_CFLAGS) \
 	-fvisibility=hidden
 # libunwind itself is opened with dlopen (stack-unwind.c says why)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/detacher.c - the root mode's tracepoints are detached by
- * another process, in its own time.
+ * plugins/preload/source/detacher.c - the root mode's tracepoints are
+ * detached by another process, in its own time.
  *
  * Detaching a tracepoint waits for an RCU grace period: about 70 ms each
  * here, 0.6 s for the eight of them at the end of every run. So memtrack

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * plugins/preload/syscalls.bpf.c - the preload source's root mode: only
- * the process tree and the mmap, munmap, mremap and brk tracepoints of the
- * eBPF source (common/bpf/syscall-events.bpf.h: one definition for both),
+ * plugins/preload/source/syscalls.bpf.c - the preload source's root mode:
+ * only the process tree and the mmap, munmap, mremap and brk tracepoints of
+ * the eBPF source (common/bpf/syscall-events.bpf.h: one definition for both),
  * writing struct mt_event records into the `events` ring. No uprobes, no
  * stops: the ring is sized generously and a failed reservation counts in
  * `dropped` (memtrack then exits 1).

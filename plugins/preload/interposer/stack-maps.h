@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/stack-maps.h - the executable mappings of this process
- * as MTKM records (exec, map, fork; format in plugins/ebpf/README.md, "Call
- * stacks"), so that `memtrack report` can tie the addresses of a stack
+ * plugins/preload/interposer/stack-maps.h - the executable mappings of this
+ * process as MTKM records (exec, map, fork; format in plugins/ebpf/README.md,
+ * "Call stacks"), so that `memtrack report` can tie the addresses of a stack
  * to (file, offset) as it does for the eBPF source.
  *
  * Built in-process without malloc or /proc/self/maps: dl_iterate_phdr

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/ownmalloc.h - does the malloc the loader binds every
- * call to belong to an allocator of the program's own, or only look so?
+ * plugins/preload/interposer/ownmalloc.h - does the malloc the loader binds
+ * every call to belong to an allocator of the program's own, or only look so?
  *
  * The interposer's constructor asks dlsym(RTLD_DEFAULT, "malloc"): an
  * executable that defines malloc comes first in the lookup order, and

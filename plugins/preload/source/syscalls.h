@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/syscalls.h - the preload source's syscall events when it
- * runs as root: the eBPF source's mmap, munmap, mremap and brk tracepoints
- * (common/bpf/syscall-events.bpf.h, loaded from syscalls.bpf.c), their
- * ring read next to the interposer's and the two merged in timestamp
+ * plugins/preload/source/syscalls.h - the preload source's syscall events
+ * when it runs as root: the eBPF source's mmap, munmap, mremap and brk
+ * tracepoints (common/bpf/syscall-events.bpf.h, loaded from syscalls.bpf.c),
+ * their ring read next to the interposer's and the two merged in timestamp
  * order (syscalls.c). Used from source.c only, on the poller thread.
  *
  * Errors: negative errno, after a message through the host's log.
@@ -16,7 +16,7 @@
 
 #include <memtrack/plugin.h>
 
-#include "ring.h"
+#include "ring-read.h"
 #include "shm.h"
 
 /* source arg syscalls=: where mmap, munmap, mremap and brk come from */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/stack-table.c - see stack-table.h.
+ * plugins/preload/interposer/stack-table.c - see stack-table.h.
  *
  * An open-addressing hash table (linear probing) whose slots hold one
  * 64-bit word, changed only by atomic operations, plus where the stack's

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/pidns.h - the pids of processes in other pid namespaces,
- * as memtrack's namespace sees them (the source's side; one thread).
+ * plugins/preload/source/pidns.h - the pids of processes in other pid
+ * namespaces, as memtrack's namespace sees them (the source's side; one
+ * thread).
  *
  * A traced process in a pid namespace of its own (a container, unshare,
  * bwrap) knows only its ids there: pid 1 for the first. Its events carry
- * them, tagged with the inode of its namespace (reserved[1], interpose.c),
- * and a hello record (PL_HELLO_TAG, shm.h) when each of its threads first
- * records. The source turns the ids into memtrack's through /proc (NSpid
+ * them, tagged with the inode of its namespace (reserved[1],
+ * interposer/interpose.c), and a hello record (PL_HELLO_TAG, shm.h) when
+ * each of its threads first records. The source turns the ids into memtrack's through /proc (NSpid
  * of the processes whose ns/pid is that inode), when the hello comes,
  * while the thread lives, and remembers them: so each process has one pid
  * in the recording, the one memtrack's namespace sees, whether the

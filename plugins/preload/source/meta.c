@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/meta.c - metadata through the event ring: the MTKT
+ * plugins/preload/source/meta.c - metadata through the event ring: the MTKT
  * (stack) and MTKM (mapping) payloads the interposer writes with
  * --stacks (interpose-stacks.c) reach memtrack in the same ring as the
  * events, cut into 64-byte slots (shm.h, PL_META_*), and are put back
@@ -12,9 +12,10 @@
  * one ring has one order. A second ring would need a sequence number
  * tying each record to an event position, and its own space protocol;
  * chunks reuse the event ring's, with its waits, its liveness argument
- * and its recovery from dead writers (ring.c), unchanged.
+ * and its recovery from dead writers (ring.h), unchanged.
  *
- * Protocol (producer: pl_stk_put_record() in interpose-stacks.c):
+ * Protocol (producer: put_record() in interposer/interpose.c,
+ * for interposer/interpose-stacks.c):
  *   - A record gets an id from shm->next_meta_id (unique across the
  *     traced tree); its payload, sealed (header, count, checksum), is cut
  *     into chunks of PL_META_CHUNK bytes, FIRST on the first, LAST on the
@@ -49,7 +50,7 @@
  *       its parts are counted and freed at destroy.
  *   M5. The producer side is async-signal-safe (memcpy and pl_ring_put);
  *       a signal handler that interrupts its thread inside pl_ring_put
- *       writes no metadata (ring.c, I4): its event goes without a stack.
+ *       writes no metadata (ring.h, I4): its event goes without a stack.
  *
  * Memory and time (consumer): the ring is written by the traced
  * processes, so every chunk is hostile input. A process that only ever

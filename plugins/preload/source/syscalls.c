@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/syscalls.c - syscalls=auto|bpf|libc: where the preload
- * source's mmap, munmap, mremap and brk events come from. As root, with
- * BPF working (common/bpf-check.c, the eBPF source's checks), they come
+ * plugins/preload/source/syscalls.c - syscalls=auto|bpf|libc: where the
+ * preload source's mmap, munmap, mremap and brk events come from. As root,
+ * with BPF working (common/bpf-check.c, the eBPF source's checks), they come
  * from syscalls.bpf.c, the eBPF source's own tracepoints: every call, the
  * allocator's included, exactly as --source ebpf records them, and the
  * interposer records none (shm->syscalls_bpf). Otherwise from the
@@ -403,7 +403,7 @@ static ssize_t pull_p(struct pl_syscalls *sc, struct pl_reader *rd,
 			continue;
 		}
 		if (pl_ring_take(rd, e, &ev)) {
-			continue; /* counted: no event (ring.c, P5) */
+			continue; /* counted: no event (ring-read.c, T3) */
 		}
 		if (ev.timestamp < ts) {
 			ts = ev.timestamp;
@@ -688,7 +688,7 @@ static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
 			struct mt_event ev;
 
 			if (!t) {
-				break; /* written over since (ring.c, P5) */
+				break; /* written over since (ring-read.c, T2) */
 			}
 			if (pl_ring_take(rd, t, &ev)) {
 				continue; /* counted: no event */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/stack-unwind.c - see stack-unwind.h.
+ * plugins/preload/interposer/stack-unwind.c - see stack-unwind.h.
  *
  * unw_backtrace() rather than an unw_init_local()/unw_step() loop: it
  * walks libunwind's per-thread frame cache (CFA rule and return-address

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/interpose.c - libmemtrack-preload.so, the interposer the
- * preload source puts in the command's LD_PRELOAD.
+ * plugins/preload/interposer/interpose.c - libmemtrack-preload.so, the
+ * interposer the preload source puts in the command's LD_PRELOAD.
  *
  * Every allocator entry point the eBPF source probes (plugins/ebpf/
  * attach.c) is defined here; each calls the next definition
  * (dlsym(RTLD_NEXT)), so the program's own allocator, or one another
  * preload brings, does the work, and writes the event into the ring shared
- * with memtrack (ring.c). Events are what the eBPF source writes: same
+ * with memtrack (ring.h). Events are what the eBPF source writes: same
  * kinds, sizes, old_addr, failures dropped, and one event for a call that
  * passes through several entry points (operator new -> malloc): a
  * per-thread depth counts the entry points in flight; only the outermost
@@ -54,8 +54,8 @@
 #include "execcheck.h"
 #include "interpose-stacks.h"
 #include "ownmalloc.h"
-#include "meta.h"
-#include "ring.h"
+#include "meta-chunk.h"
+#include "ring-put.h"
 #include "tsc.h"
 #include "selfdeps.h"
 #include "selfmap.h"
@@ -548,6 +548,8 @@ static const char *attach_error(const char *env, int quiet)
 	return NULL;
 }
 
+static int put_record(const void *payload, size_t len);
+
 /* Called once per process image, at its first entry point. */
 static void attach(void)
 {
@@ -591,7 +593,7 @@ static void attach(void)
 	__atomic_fetch_add(&shm->attached, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&state, ST_ON, __ATOMIC_RELEASE);
 	self.own++;
-	err = pl_stk_attach(shm, my_pid);
+	err = pl_stk_attach(shm, my_pid, put_record);
 	self.own--;
 	if (err < 0) {
 		fmt_uint(num, sizeof(num), (unsigned long long)my_pid);
@@ -655,7 +657,7 @@ static int put(const struct mt_event *ev, int nowait)
 	return err == PL_RING_FULL ? err : 0;
 }
 
-/* Put what handlers left while we were in the ring (ring.c, I4). */
+/* Put what handlers left while we were in the ring (ring.h, I4). */
 static void put_pending(void)
 {
 	uint32_t i = 0, n;
@@ -693,7 +695,7 @@ static void say_hello(int32_t pid, int32_t tid)
 	memcpy(rec + 4, &ns_tag, sizeof(ns_tag));
 	memcpy(rec + 12, &pid, sizeof(pid));
 	memcpy(rec + 16, &tid, sizeof(tid));
-	pl_put_record(rec, sizeof(rec));
+	put_record(rec, sizeof(rec));
 }
 
 static void emit(unsigned int kind, uint64_t addr, uint64_t size,
@@ -772,21 +774,19 @@ static void put_slot(struct mt_event *ev)
 	}
 }
 
-int pl_put_slot(const struct mt_event *ev)
+/* A metadata chunk through the event path: 0, or -1 once untraced. */
+static int put_chunk(const struct mt_event *ev, void *ctx)
 {
 	struct mt_event copy = *ev;
 
+	(void)ctx;
 	put_slot(&copy);
 	return __atomic_load_n(&state, __ATOMIC_RELAXED) == ST_ON ? 0 : -1;
 }
 
-static int put_chunk(const struct mt_event *ev, void *ctx)
-{
-	(void)ctx;
-	return pl_put_slot(ev);
-}
-
-int pl_put_record(const void *payload, size_t len)
+/* interpose-stacks.h's pl_stk_put_fn: stacks and mappings, and our own
+ * notices and hellos */
+static int put_record(const void *payload, size_t len)
 {
 	uint32_t id = __atomic_fetch_add(&shm->next_meta_id, 1,
 					 __ATOMIC_RELAXED);
@@ -1018,8 +1018,10 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 
 		(*dp)++;
 		/* before the allocator's locks; not from a handler that
-		 * interrupted our own put (interpose-stacks.h) */
+		 * interrupted our own put, nor in a vfork child
+		 * (interpose-stacks.h) */
 		if (__builtin_expect(pl_stk_on, 0) && !self.in_ring &&
+		    !pl_in_vfork &&
 		    __atomic_load_n(&shm->enabled, __ATOMIC_RELAXED)) {
 			self.own++;
 			stack = pl_stk_capture();
@@ -1229,7 +1231,7 @@ int hook_brk(void *addr)
 /* exec: say which programs will run untraced                          */
 /* ------------------------------------------------------------------ */
 
-/* A notice for memtrack's stderr (source.c says it once per file),
+/* A notice for memtrack's stderr (source/source.c says it once per file),
  * through the ring (shm.h, PL_NOTICE_TAG). Async-signal-safe; a vfork
  * child shares our mapping. */
 static void notice(int kind, const char *path)
@@ -1250,7 +1252,7 @@ static void notice(int kind, const char *path)
 	memcpy(rec + 8, &pid, sizeof(pid));
 	memcpy(rec + PL_NOTICE_HDR, path, len);
 	rec[PL_NOTICE_HDR + len] = '\0';
-	pl_put_record(rec, PL_NOTICE_HDR + len + 1);
+	put_record(rec, PL_NOTICE_HDR + len + 1);
 }
 
 static void check_exec(const char *path, int fd, char *const envp[])
@@ -1490,7 +1492,7 @@ int hook_posix_spawnp(pid_t *pid, const char *file,
  * trampoline that starts them at depth 0 and puts the depth back after.
  * (A handler that longjmps out leaves it at 0, which is where the code it
  * jumps to is.) The ring needs nothing: a handler interrupting a write
- * keeps its events pending (ring.c, I4).
+ * keeps its events pending (ring.h, I4).
  */
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 

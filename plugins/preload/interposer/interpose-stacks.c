@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/interpose-stacks.c - the interposer's call stacks
+ * plugins/preload/interposer/interpose-stacks.c - the interposer's call stacks
  * (--stacks): at each allocation event, the stack unwound in-process
  * (stack-unwind, DWARF through libunwind: whole stacks without frame
  * pointers), interned (stack-table: each distinct stack crosses once) and
  * tied to the process's mappings (stack-maps); the records go to memtrack
- * as metadata chunks in the event ring (meta.c has the protocol).
+ * as metadata chunks in the event ring (source/meta.c has the protocol).
  *
  * The order, per capture (as tests/progs/stk-hook.h shows it):
  *   unwind; intern;
@@ -64,7 +64,6 @@
 #include <sys/syscall.h>
 
 #include "interpose-stacks.h"
-#include "meta.h"
 #include "stack-maps.h"
 #include "stack-table.h"
 #include "stack-unwind.h"
@@ -89,9 +88,8 @@ static unsigned char *stk_mapbuf;
 static size_t stk_mapcap;
 /* our executable segment */
 static uint64_t own_lo, own_hi;
-
-/* interpose.c: 1 in a vfork child */
-extern __thread int pl_in_vfork __attribute__((tls_model("initial-exec")));
+/* the caller's event path (pl_stk_attach) */
+static pl_stk_put_fn put_record;
 
 extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
 
@@ -176,7 +174,7 @@ static void send_maps(unsigned flags)
 				mtpl_meta_seal(stk_mapbuf,
 					       MTPL_META_HDR + (size_t)n,
 					       "MTKM", recs);
-				pl_put_record(stk_mapbuf,
+				put_record(stk_mapbuf,
 					   MTPL_META_HDR + (size_t)n);
 			}
 			break;
@@ -194,9 +192,6 @@ __attribute__((noinline)) uint32_t pl_stk_capture(void)
 	int n, skip = 0, want = (int)stk_depth + PL_STK_OWN, r, deeper, cut;
 	size_t len;
 
-	if (pl_in_vfork) {
-		return 0;
-	}
 	if (want > MTPL_UNWIND_MAX) {
 		want = MTPL_UNWIND_MAX;
 	}
@@ -235,7 +230,7 @@ __attribute__((noinline)) uint32_t pl_stk_capture(void)
 				sizeof(rec) - MTPL_META_HDR, ref.id,
 				(uint32_t)stk_pid, frames + skip, (uint32_t)n);
 	mtpl_meta_seal(rec, MTPL_META_HDR + len, "MTKT", 1);
-	r = pl_put_record(rec, MTPL_META_HDR + len);
+	r = put_record(rec, MTPL_META_HDR + len);
 	mtpl_stack_publish(&stk_table, &ref);
 	return r ? 0 : ref.id;
 }
@@ -279,10 +274,10 @@ static void stk_atfork_child(void)
 				    sizeof(rec) - MTPL_META_HDR,
 				    (uint32_t)stk_pid, (uint32_t)stk_parent);
 	mtpl_meta_seal(rec, MTPL_META_HDR + len, "MTKM", 1);
-	pl_put_record(rec, MTPL_META_HDR + len);
+	put_record(rec, MTPL_META_HDR + len);
 }
 
-int pl_stk_attach(struct pl_shm *shm, int32_t pid)
+int pl_stk_attach(struct pl_shm *shm, int32_t pid, pl_stk_put_fn put)
 {
 	uint32_t depth = __atomic_load_n(&shm->stack_depth, __ATOMIC_RELAXED);
 	int err;
@@ -292,6 +287,7 @@ int pl_stk_attach(struct pl_shm *shm, int32_t pid)
 	}
 	stk_depth = depth > MTPL_UNWIND_MAX ? MTPL_UNWIND_MAX : depth;
 	stk_pid = pid;
+	put_record = put;
 	find_own_text();
 	err = mtpl_stack_table_init(&stk_table, PL_STK_SLOTS_LOG2,
 				    PL_STK_ARENA, &shm->next_stack_id);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/stack-unwind.h - the interposer's call stacks, unwound
- * in-process with libunwind through .eh_frame (no frame pointers needed).
+ * plugins/preload/interposer/stack-unwind.h - the interposer's call stacks,
+ * unwound in-process with libunwind through .eh_frame (no frame pointers
+ * needed).
  *
  * Frames are return addresses, innermost first: frames[0] is where the
  * function that called mtpl_unwind() returns to; called from malloc, a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/preload-path.h - the interposer's path as LD_PRELOAD
+ * plugins/preload/source/preload-path.h - the interposer's path as LD_PRELOAD
  * must spell it (preload-path.c). Used from source.c only, on the
  * thread that creates the source.
  */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/source.c - the "preload" source: allocation events of a
- * command and every process it starts, written in-process by the
- * interposer libmemtrack-preload.so (interpose.c) into memory shared with
- * memtrack (shm.h, ring.c). No root, no BPF: the host puts the interposer
- * in the command's LD_PRELOAD (command_env(), ABI 1.1) and the
- * environment carries it to every process of the tree.
+ * plugins/preload/source/source.c - the "preload" source: allocation events
+ * of a command and every process it starts, written in-process by the
+ * interposer libmemtrack-preload.so (interposer/) into memory shared with
+ * memtrack (shm.h, ring.h). No root, no BPF: the host puts the interposer in
+ * the command's LD_PRELOAD (command_env(), ABI 1.1) and the environment
+ * carries it to every process of the tree.
  *
  * Args (comma-separated; the host's --ring-size maps to ring-size=):
  *   ring-size=BYTES   the shared ring, a power of two from 4k (64 events)
@@ -19,7 +19,7 @@
  *   stacks            (the host's --stacks) each allocation event carries
  *                     its call stack's id, the stacks and mappings reach
  *                     the recording as MTKT/MTKM metadata, as with the
- *                     eBPF source (interpose-stacks.c, meta.c)
+ *                     eBPF source (interposer/interpose-stacks.c, meta.c)
  *   stack-depth=N     frames per stack, 1 to 127 (default 64); implies
  *                     stacks
  *   clock=MODE        how events are timestamped (tsc.h): tsc, raw TSC
@@ -29,7 +29,7 @@
  *                     where the kernel's clocksource is the TSC.
  *
  * Producers never drop and are never stopped: on a full ring they wait
- * for this reader (ring.c). Files the interposer cannot reach (static,
+ * for this reader (ring.h). Files the interposer cannot reach (static,
  * set-uid/set-gid, an environment without LD_PRELOAD) are named once each
  * on memtrack's stderr, with --source ebpf suggested; so are executables
  * that carry an allocator of their own, linked in statically.
@@ -62,7 +62,7 @@
 #include "meta.h"
 #include "pidns.h"
 #include "preload-path.h"
-#include "ring.h"
+#include "ring-read.h"
 #include "shm.h"
 #include "syscalls.h"
 #include "tsc.h"
@@ -359,7 +359,7 @@ static int take_meta(void *ctx, const struct mt_event *slot,
  * tells producers that memtrack lives in every pid namespace and whatever
  * became of its pid; and the poller's wake-up. A producer rings
  * shm->doorbell (a futex in the shared memory, so that no descriptor of
- * ours needs to stay open in the program, ring.c); the watcher sleeps on
+ * ours needs to stay open in the program, ring.h); the watcher sleeps on
  * it and passes the wake-up on to the poller's eventfd, which only
  * memtrack holds. At each beat it also looks at the ring for producers
  * that may not ring (a seccomp filter) and puts back a tail that a
@@ -745,7 +745,7 @@ static int read_events(struct preload_state *st, struct mt_emitter *em,
 			continue;
 		}
 		if (pl_ring_take(&st->rd, e, &ev)) {
-			continue; /* counted: no event (ring.c, P5) */
+			continue; /* counted: no event (ring-read.c, T3) */
 		}
 		out = mt_emit(em);
 		if (!out) {

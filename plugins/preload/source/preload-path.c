@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/preload-path.c - LD_PRELOAD is a list: ld.so splits it
- * at spaces and colons, and expands $ORIGIN, $LIB and $PLATFORM in its
- * names (ld.so(8)). The interposer under "~/My Projects/" or a --prefix
- * with a space was two names that do not exist: ld.so said so on the
- * program's stderr, ignored both, and memtrack recorded nothing and
- * exited 0 (issue 27, item 10).
+ * plugins/preload/source/preload-path.c - LD_PRELOAD is a list: ld.so splits
+ * it at spaces and colons, and expands $ORIGIN, $LIB and $PLATFORM in its
+ * names (ld.so(8)). The interposer under "~/My Projects/" or a --prefix with
+ * a space was two names that do not exist: ld.so said so on the program's
+ * stderr, ignored both, and memtrack recorded nothing and exited 0 (issue 27,
+ * item 10).
  *
  * Such a path is given to ld.so through a symbolic link, named as the
  * interposer (execcheck.c looks for that name in LD_PRELOAD), in a

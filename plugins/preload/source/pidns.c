@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/pidns.c - ids of other pid namespaces, as memtrack's
+ * plugins/preload/source/pidns.c - ids of other pid namespaces, as memtrack's
  * namespace sees them (pidns.h). The ids come from the traced processes,
  * so they are looked for, never trusted: a hello naming a process that is
  * not there finds nothing, and its events keep their ids, counted.

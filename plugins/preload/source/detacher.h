@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/detacher.h - a process that detaches the root mode's
+ * plugins/preload/source/detacher.h - a process that detaches the root mode's
  * syscall tracepoints after memtrack has let go of them (detacher.c).
  * Used from syscalls.c only, on the poller thread.
  *

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/stack-table.h - each distinct call stack crosses to
- * memtrack once: a per-process table of the stacks already sent, giving
- * each a 32-bit id (the event's stack_id), and the encoder of the MTKT
- * record that sends a new one (format in plugins/ebpf/README.md, "Call stacks").
+ * plugins/preload/interposer/stack-table.h - each distinct call stack crosses
+ * to memtrack once: a per-process table of the stacks already sent, giving
+ * each a 32-bit id (the event's stack_id), and the encoder of the MTKT record
+ * that sends a new one (format in plugins/ebpf/README.md, "Call stacks").
  *
  * Memory: mmap only (MAP_NORESERVE: pages are touched as stacks arrive),
  * never malloc; the bound is 24 bytes per slot plus the frame arena,

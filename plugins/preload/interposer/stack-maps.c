@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugins/preload/stack-maps.c - see stack-maps.h.
+ * plugins/preload/interposer/stack-maps.c - see stack-maps.h.
  *
  * One pass of dl_iterate_phdr writes what fits; when the buffer is too
  * small the pass goes on counting, so the caller learns the size at once
