@@ -64,7 +64,9 @@ enum scenario_confine {
 	SC_USERNS,
 	/* tests/progs/seccomp-run with an allow-list of exactly the calls
 	 * the command makes without memtrack (strace -f, just before):
-	 * anything the interposer adds kills it with SIGSYS */
+	 * anything the interposer adds kills it with SIGSYS. The program
+	 * reports as in SC_PIDNS, which takes getpid and gettid off the
+	 * list (report.h) */
 	SC_SECCOMP,
 };
 
