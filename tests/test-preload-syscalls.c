@@ -6,7 +6,8 @@
  * deterministic programs are recorded under both sources and the Mmap,
  * Munmap and Brk records compared (count and bytes per kind; addresses
  * differ with ASLR); what each program reports must be there exactly. A
- * large malloc is a Malloc and, before it, the Mmap holding it. auto
+ * large malloc is a Malloc and, before it, the Mmap holding it. The
+ * scenario table in a pid namespace gets memtrack's ids throughout. auto
  * picks BPF as root; libc mode keeps its warning; syscalls=bpf without
  * root fails and says why. The interposer's own mappings are dropped even
  * when bpf_find_vma() fails (MEMTRACK_TEST_NO_FIND_VMA).
@@ -87,6 +88,21 @@ static void trace(const char *source, const char *const *opts,
 START_TEST(test_scenario)
 {
 	scenario_run(&scenarios[_i], BPF_SOURCE, scenarios[_i].preload);
+}
+END_TEST
+
+/* And in a pid namespace of its own (with a user namespace too): BPF
+ * knows every fork, so every event has the ids memtrack's namespace sees,
+ * even of processes that ended before their hello was read (which libc
+ * mode cannot always give: tests/test-preload.c). */
+START_TEST(test_scenario_pidns)
+{
+	const struct scenario *sc = &scenarios[_i];
+
+	scenario_run_confined(sc, BPF_SOURCE, sc->preload, SC_PIDNS,
+			      SC_IDS_OURS);
+	scenario_run_confined(sc, BPF_SOURCE, sc->preload, SC_USERNS,
+			      SC_IDS_OURS);
 }
 END_TEST
 
@@ -518,6 +534,7 @@ static Suite *preload_syscalls_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_scenario, 0, (int)nscenarios);
+	tcase_add_loop_test(tc, test_scenario_pidns, 0, (int)nscenarios);
 	tcase_add_loop_test(tc, test_same_as_ebpf, 0,
 			    (int)(sizeof(same_progs) / sizeof(same_progs[0])));
 	tcase_add_loop_test(
