@@ -4,6 +4,8 @@
  * One object; bytes and counts are exact integers, times are in ns relative
  * to the first event (ms in the text), so nothing is lost to rounding.
  * A byte figure of 2^64 - 1 saturated ("saturated": true): at least that.
+ * A site's "name" is the frame the text and html reports name it by
+ * (mt_rep_site_name()).
  */
 #include "config.h"
 
@@ -64,7 +66,7 @@ static void json_proc(FILE *out, const struct mt_rep_proc *p, bool total)
 	fputc('}', out);
 }
 
-static int json_site(FILE *out, const struct mt_rep *r,
+static int json_site(FILE *out, struct mt_rep *r,
 		     const struct mt_rep_site *s, struct mt_rep_frames *f)
 {
 	int n = mt_rep_site_frames(r, s, f), i;
@@ -79,8 +81,10 @@ static int json_site(FILE *out, const struct mt_rep *r,
 		}
 		mt_rep_json_str(out, f->name[i]);
 	}
+	fprintf(out, "],\"name\":");
+	mt_rep_json_str(out, f->name[mt_rep_site_name(r, f)]);
 	fprintf(out,
-		"],\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+		",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
 		",\"temporary\":%" PRIu64 ",\"at_peak\":%" PRIu64
 		",\"leaked_blocks\":%" PRIu64 ",\"leaked_bytes\":%" PRIu64 "}",
 		s->count, s->bytes, s->temporary, s->at_peak, s->live_blocks,

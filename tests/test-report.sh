@@ -286,6 +286,13 @@ src = open(sys.argv[1]).read()
 got = [re.sub(r" \(alloc-wrappers\.c:[0-9]+\)$", "", n)
        for n in re.findall(r"<td class=\"site\" title=\"[^\"]*\">([^<]*)</td>", src)]
 assert got == ["direct_alloc", "parse_b", "parse_a", "make_node", "main", "copy_text"], got' "$T/out"
+	expect_exit 0 "wrappers: json" -- "$MT" report --format json "$T/wr.mt"
+	check "wrappers: json names each site as the html does, among its frames" -- "$PY" -c 'import json, re, sys
+r = json.load(open(sys.argv[1]))
+top = r["top_sites"]["bytes"]
+got = [re.sub(r" \(alloc-wrappers\.c:[0-9]+\)$", "", s["name"]) for s in top]
+assert got == ["direct_alloc", "parse_b", "parse_a", "make_node", "main", "copy_text"], got
+assert all(s["name"] in s["frames"] for s in top), top' "$T/out"
 fi
 
 # --- svg and html: well-formed, self-contained, with chart and flamegraph -------
