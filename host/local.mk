@@ -8,6 +8,7 @@ host_libmthost_la_SOURCES = \
 	host/elf-check.c host/elf-check.h \
 	host/pipeline.c host/pipeline.h \
 	host/spawn.c host/spawn.h \
+	host/attach.c host/attach.h \
 	host/command-env.c host/command-env.h \
 	host/control.c host/control.h \
 	host/witness.c host/witness.h \

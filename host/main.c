@@ -21,6 +21,7 @@
 #include "plugin.h"
 #include "report.h"
 #include "run.h"
+#include "attach.h"
 
 #define EXIT_USAGE 2
 
@@ -28,6 +29,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: memtrack [OPTIONS] -- CMD [ARGS...]   record CMD and every process it starts\n"
+		"       memtrack [OPTIONS] --pid PID...      record running processes from now on\n"
 		"       memtrack [OPTIONS] --source replay:FILE re-encode a recording\n"
 		"       memtrack dump FILE                   print events as JSON lines\n"
 		"       memtrack report FILE [--format text|json|collapsed|svg|html|pprof]\n"
@@ -56,13 +58,16 @@ static void usage(FILE *out)
 		"                         preload: DWARF, whole without them)\n"
 		"  --stack-depth N        frames per stack, at most 127 (64)\n"
 		"  --stats[=FILE]         print a summary at exit; FILE gets JSON lines as it runs\n"
+		"  --pid PID              attach to a running process (ebpf; repeatable) and the\n"
+		"                         children it starts; the process runs on when memtrack ends\n"
+		"  --duration SECONDS     with --pid: stop recording after this long\n"
 		"  -v, --verbose          more messages (repeat for debug)\n"
 		"  -q, --quiet            errors only\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n"
 		"\n"
 		"Exit status: the command's (128+N when signal N killed it), 1 when memtrack\n"
-		"failed, 2 for a usage error. Plugins are searched in $MEMTRACK_PLUGIN_PATH,\n"
+		"failed, 2 for a usage error. With --pid: 0, also when Ctrl-C ends it. Plugins are searched in $MEMTRACK_PLUGIN_PATH,\n"
 		"then %s.\n"
 		"report: a damaged file (cut short, corrupt) gives the report of the events\n"
 		"before the damage, a warning on stderr and exit 0; exit 1 when no event\n"
@@ -330,6 +335,8 @@ enum {
 	OPT_STATS,
 	OPT_STACKS,
 	OPT_STACK_DEPTH,
+	OPT_PID,
+	OPT_DURATION,
 };
 
 static const struct option long_opts[] = {
@@ -348,6 +355,8 @@ static const struct option long_opts[] = {
 	{ "stats", optional_argument, NULL, OPT_STATS },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -363,6 +372,7 @@ int main(int argc, char **argv)
 		.batch = 65536,
 		.chunk = 1024,
 	};
+	static int pids[MT_ATTACH_MAX];
 	bool source_named = false;
 	unsigned long v;
 	int c;
@@ -455,6 +465,34 @@ int main(int argc, char **argv)
 			o.print_summary = 1;
 			o.stats_path = optarg;
 			break;
+		case OPT_PID:
+			if (parse_count("--pid", optarg, 0x7fffffff, &v) < 0) {
+				return EXIT_USAGE;
+			}
+			if (o.npids == MT_ATTACH_MAX) {
+				return usage_error("--pid: at most %d processes",
+						   MT_ATTACH_MAX);
+			}
+			pids[o.npids++] = (int)v;
+			o.pids = pids;
+			break;
+		case OPT_DURATION: {
+			char *end;
+			double d;
+
+			errno = 0;
+			d = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(d > 0) ||
+			    d > 1e7) {
+				return usage_error("--duration '%s': want a number of seconds above 0",
+						   optarg);
+			}
+			o.duration_ms = (unsigned long)(d * 1000 + 0.5);
+			if (!o.duration_ms) {
+				o.duration_ms = 1;
+			}
+			break;
+		}
 		case 'v':
 			if (mt_log_level < MT_LOG_DEBUG) {
 				mt_log_level++;
@@ -492,8 +530,14 @@ int main(int argc, char **argv)
 	 * build without it would only report a missing plugin). A source named
 	 * with --source says itself whether it needs one
 	 * (MT_SOURCE_NEEDS_COMMAND, checked once it is loaded). */
-	if (!o.argv && !source_named) {
-		return usage_error("nothing to record: give a command after '--'");
+	if (o.npids && o.argv) {
+		return usage_error("--pid and a command: give one or the other");
+	}
+	if (o.duration_ms && !o.npids) {
+		return usage_error("--duration applies to --pid (a command's run ends with the command)");
+	}
+	if (!o.argv && !source_named && !o.npids) {
+		return usage_error("nothing to record: give a command after '--', or --pid PID");
 	}
 	return mt_run(&o);
 }

@@ -27,6 +27,7 @@
 #include "run.h"
 #include "source-args.h"
 #include "spawn.h"
+#include "attach.h"
 #include "stats.h"
 #include "witness.h"
 
@@ -57,6 +58,9 @@ struct run {
 	sigset_t old_mask;
 	struct mt_witness *witness; /* tells group signals (witness.h) */
 	bool have_command;
+	bool attaching;   /* --pid */
+	struct mt_attach attach;
+	uint64_t end_ns;  /* --duration: when to stop; 0: never */
 	bool root_exited;
 	int root_status;
 	bool tree_done;   /* no child left */
@@ -129,6 +133,17 @@ static int check_command(struct run *r)
 	uint32_t flags = r->src->flags;
 	const char *name = r->src_plugin->desc->name;
 
+	if (r->attaching) {
+		if (!(flags & MT_SOURCE_CAN_ATTACH) ||
+		    r->src_plugin->desc->abi_minor < 3) {
+			mt_err(strcmp(name, "preload") == 0 ?
+				       "source 'preload' cannot attach to a running process: it is loaded by LD_PRELOAD when a program starts; use --source ebpf" :
+				       "source '%s' cannot attach to a running process (--pid)",
+			       name);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if ((flags & MT_SOURCE_NEEDS_COMMAND) && !r->have_command) {
 		mt_err("source '%s' needs a command: memtrack [OPTIONS] -- CMD [ARGS...]",
 		       name);
@@ -208,7 +223,9 @@ static int open_sink(struct run *r, void **state)
 	} else {
 		/* The name the CodSpeed runner looks for. */
 		snprintf(def, sizeof(def), "%d.MemtrackArtifact.msgpack",
-			 r->have_command ? (int)r->spawn.pid : (int)getpid());
+			 r->have_command ? (int)r->spawn.pid :
+			 r->attaching	 ? (int)r->attach.pid[0] :
+					   (int)getpid());
 		args = def;
 	}
 	return mt_log_plugin_failure("sink", r->sink_plugin->desc->name,
@@ -609,6 +626,13 @@ static bool finished(const struct run *r)
 	if (r->have_command) {
 		return r->tree_done;
 	}
+	if (r->attaching) {
+		/* the processes go on; their children may too, untraced
+		 * from here */
+		return r->interrupted || r->error || r->source_eof ||
+		       (r->end_ns && mt_now_ns() >= r->end_ns) ||
+		       mt_attach_all_gone(&r->attach);
+	}
 	return r->source_eof || r->interrupted || r->error;
 }
 
@@ -683,6 +707,7 @@ static void cleanup(struct run *r)
 	mt_host_set_stats(NULL);
 	mt_stats_close(r->stats);
 	mt_command_env_free(r->command_env);
+	mt_attach_close(&r->attach);
 	free(r->source_args);
 	mt_plugin_close(r->src_plugin);
 	mt_plugin_close(r->enc_plugin);
@@ -753,6 +778,7 @@ int mt_run(const struct mt_run_opts *opts)
 	int err, code;
 
 	r.have_command = opts->argv && opts->argv[0];
+	r.attaching = opts->npids > 0;
 	/* First: a SIGTERM while the source loads must not kill memtrack
 	 * before it can finish a file and pass the signal on. */
 	err = block_signals(&r);
@@ -766,6 +792,16 @@ int mt_run(const struct mt_run_opts *opts)
 	if (check_command(&r) < 0) {
 		cleanup(&r);
 		return 2; /* a usage error */
+	}
+	if (r.attaching) {
+		err = mt_attach_open(&r.attach, opts->pids, opts->npids);
+		if (err == -EINVAL) {
+			cleanup(&r);
+			return 2; /* a pid that cannot be recorded */
+		}
+		if (err < 0) {
+			goto end;
+		}
 	}
 	split_spec(opts->source, name, sizeof(name), &args);
 	err = mt_source_args(r.src_plugin, args, opts->source_opts,
@@ -821,8 +857,14 @@ int mt_run(const struct mt_run_opts *opts)
 	if (err < 0) {
 		goto end;
 	}
-	target.root_pid = r.have_command ? r.spawn.pid : 0;
+	target.root_pid = r.have_command ? r.spawn.pid :
+			  r.attaching	 ? r.attach.pid[0] :
+					   0;
 	target.root_is_held = r.have_command;
+	if (r.attaching) {
+		target.nattach = (uint32_t)r.attach.n;
+		target.attach_pids = r.attach.pid;
+	}
 	target.start_disabled = (uint32_t)opts->start_disabled;
 	/* the source's from here on, whatever start() returns */
 	if (r.have_command && r.spawn.exec_gate_fd >= 0) {
@@ -843,6 +885,9 @@ int mt_run(const struct mt_run_opts *opts)
 		} else if (r.early_signal) {
 			kill(r.spawn.pid, r.early_signal);
 		}
+	}
+	if (opts->duration_ms) {
+		r.end_ns = mt_now_ns() + (uint64_t)opts->duration_ms * 1000000u;
 	}
 	loop(&r);
 	finish_recording(&r);

@@ -29,6 +29,10 @@ struct mt_run_opts {
 	int print_summary;        /* --stats or -v */
 	int live_status;          /* a status line on stderr */
 	char **argv;         /* the command, NULL-terminated; NULL: none */
+	/* --pid: running processes to record instead of a command */
+	const int *pids;
+	size_t npids;
+	unsigned long duration_ms; /* --duration: stop after it; 0: none */
 };
 
 /* Returns the process exit status: the command's (128 + signal when it was

@@ -155,3 +155,14 @@ if ENABLE_EBPF
 TESTS += tests/test-ebpf-holds.sh
 endif
 dist_noinst_SCRIPTS += tests/test-ebpf-holds.sh
+
+# tests/test-attach.sh: memtrack --pid (issue 25); skips without root and
+# BPF.
+check_PROGRAMS += tests/progs/attach-target
+tests_progs_attach_target_SOURCES = tests/progs/attach-target.c
+tests_progs_attach_target_CFLAGS = $(PROG_CFLAGS) $(PTHREAD_CFLAGS)
+tests_progs_attach_target_LDADD = $(PTHREAD_LIBS)
+if ENABLE_EBPF
+TESTS += tests/test-attach.sh
+endif
+dist_noinst_SCRIPTS += tests/test-attach.sh

@@ -178,6 +178,13 @@ struct mt_target {
 	 * installed); the source owns the fd from start() on */
 	uint32_t has_exec_gate;
 	int32_t exec_gate_fd;
+	/* since 1.3: memtrack --pid: the running processes to attach to,
+	 * for a source with MT_SOURCE_CAN_ATTACH (nattach 0: none; then
+	 * root_pid is the first and root_is_held 0). Recording starts for
+	 * each once the source is in place, and the children they fork from
+	 * then on are followed. */
+	uint32_t nattach;
+	const int32_t *attach_pids;
 };
 
 /* Source descriptor flags */
@@ -209,6 +216,9 @@ struct mt_target {
  * after destroy() too; a closed listener fails those calls with ENOSYS.
  */
 #define MT_SOURCE_GATES_EXECS (1u << 5)
+/* Since 1.3: the source records processes already running (memtrack
+ * --pid), given in mt_target.attach_pids; without it --pid is refused. */
+#define MT_SOURCE_CAN_ATTACH (1u << 6)
 
 /* Counters a source keeps, read by the host between reads (--stats). */
 struct mt_source_stats {

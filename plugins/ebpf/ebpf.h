@@ -130,6 +130,7 @@ struct ebpf_state {
 	uint64_t rd_end; /* drain: stop at the record ending here */
 
 	int started;
+	uint64_t attach_t0; /* start() began (CLOCK_MONOTONIC) */
 	uint64_t drops_reported;
 	uint64_t ctl_drops_reported;
 	uint64_t attach_count;
@@ -147,6 +148,7 @@ struct ebpf_state {
 	volatile uint64_t *stack_prod_pos;
 	struct ebpf_blob meta_stacks; /* "MTKT" */
 	struct ebpf_blob meta_maps;   /* "MTKM" */
+	struct ebpf_blob meta_attach; /* "MTKA" (any run: --pid) */
 	struct ebpf_bid *bids;
 	size_t nbids, bids_cap;
 	struct ebpf_seen *seen;
@@ -202,6 +204,9 @@ void ebpf_symbols_init(void);
 int ebpf_on_stack(void *ctx, void *data, size_t len);
 int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec);
 int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child);
+/* memtrack --pid: process pid is recorded from ts_ns (CLOCK_MONOTONIC) on,
+ * and what it allocated before is not in the file ("MTKA"). */
+int ebpf_note_attach(struct ebpf_state *st, pid_t pid, uint64_t ts_ns);
 /* Write what was collected, before the events read next. */
 int ebpf_meta_flush(struct ebpf_state *st, struct mt_emitter *em);
 void ebpf_stacks_free(struct ebpf_state *st);

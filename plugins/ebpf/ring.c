@@ -145,7 +145,7 @@ int ebpf_consume_stacks(struct ebpf_state *st, struct mt_emitter *em)
 	int ret;
 
 	if (!st->stack_rb) {
-		return 0;
+		return ebpf_meta_flush(st, em); /* MTKA */
 	}
 	st->em = em;
 	ret = ring_buffer__consume(st->stack_rb);

@@ -229,12 +229,78 @@ static int setup_pidns(struct ebpf_state *st)
 	return 1;
 }
 
+/* memtrack --pid: follow the running processes from now on. Nothing is
+ * recorded until every one has its probes: then all start at once, at
+ * the time each is noted with (MTKA). No process is stopped for it. */
+static int start_attached(struct ebpf_state *st, const struct mt_target *t)
+{
+	uint32_t one = 1, key, i;
+	uint64_t now;
+	int err;
+
+	if (setup_pidns(st)) {
+		ebpf_log(st, MT_LOG_ERROR,
+			 "--pid from inside a pid namespace (a container) is not supported: run memtrack in the namespace that holds the process's kernel pid");
+		return -ENOTSUP;
+	}
+	st->skel->bss->enabled = 0;
+	for (i = 0; i < t->nattach; i++) {
+		key = (uint32_t)t->attach_pids[i];
+		if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.tracked),
+					&key, &one, BPF_ANY)) {
+			err = -errno;
+			ebpf_log(st, MT_LOG_ERROR,
+				 "cannot track process %u: %s", key,
+				 strerror(-err));
+			return err;
+		}
+	}
+	err = memtrack_bpf__attach(st->skel);
+	if (err) {
+		ebpf_log(st, MT_LOG_ERROR,
+			 "cannot attach the tracepoints: %s (is tracefs at " TRACEFS "?)",
+			 strerror(-err));
+		return err;
+	}
+	for (i = 0; i < t->nattach; i++) {
+		if (st->stack_depth) {
+			err = ebpf_record_maps(st, t->attach_pids[i], 1);
+			if (err) {
+				return err;
+			}
+		}
+		err = ebpf_attach_process(st, t->attach_pids[i], 0, 0);
+		if (err) {
+			return err;
+		}
+	}
+	now = ebpf_now_ns();
+	for (i = 0; i < t->nattach; i++) {
+		err = ebpf_note_attach(st, t->attach_pids[i], now);
+		if (err) {
+			return err;
+		}
+	}
+	st->skel->bss->enabled = !t->start_disabled;
+	ebpf_log(st, MT_LOG_INFO, "attached to %u process%s in %.1f ms",
+		 t->nattach, t->nattach == 1 ? "" : "es",
+		 (double)(now - st->attach_t0) / 1e6);
+	st->started = 1;
+	return 0;
+}
+
 static int ebpf_start(void *state, const struct mt_target *target)
 {
 	struct ebpf_state *st = state;
 	uint32_t key, one = 1;
 	int err;
 
+	st->attach_t0 = ebpf_now_ns();
+	if (target->size >= offsetof(struct mt_target, attach_pids) +
+				    sizeof(target->attach_pids) &&
+	    target->nattach) {
+		return start_attached(st, target);
+	}
 	if (target->root_pid <= 0) {
 		ebpf_log(st, MT_LOG_ERROR, "needs a command to trace");
 		return -EINVAL;
@@ -488,7 +554,7 @@ static const struct mt_source_ops ebpf_ops = {
 	MT_OPS_HEADER(mt_source_ops),
 	.flags = MT_SOURCE_NEEDS_COMMAND | MT_SOURCE_TAKES_RING_SIZE |
 		 MT_SOURCE_TAKES_WATERMARKS | MT_SOURCE_TAKES_STACKS |
-		 MT_SOURCE_GATES_EXECS,
+		 MT_SOURCE_GATES_EXECS | MT_SOURCE_CAN_ATTACH,
 	.create = ebpf_create,
 	.start = ebpf_start,
 	.poll_fd = ebpf_poll_fd,

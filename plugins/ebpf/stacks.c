@@ -97,10 +97,29 @@ int ebpf_meta_flush(struct ebpf_state *st, struct mt_emitter *em)
 {
 	int err;
 
+	err = blob_flush(st, &st->meta_attach, "MTKA", em);
 	/* mappings first: a stack is named through them */
-	err = blob_flush(st, &st->meta_maps, "MTKM", em);
+	if (!err) {
+		err = blob_flush(st, &st->meta_maps, "MTKM", em);
+	}
 	if (!err) {
 		err = blob_flush(st, &st->meta_stacks, "MTKT", em);
+	}
+	return err;
+}
+
+int ebpf_note_attach(struct ebpf_state *st, pid_t pid, uint64_t ts_ns)
+{
+	unsigned char rec[16];
+	uint32_t p = (uint32_t)pid, flags = 0;
+	int err;
+
+	memcpy(rec, &p, 4);
+	memcpy(rec + 4, &flags, 4);
+	memcpy(rec + 8, &ts_ns, 8);
+	err = blob_put(&st->meta_attach, rec, sizeof(rec));
+	if (!err) {
+		st->meta_attach.count++;
 	}
 	return err;
 }
@@ -464,5 +483,6 @@ void ebpf_stacks_free(struct ebpf_state *st)
 	free(st->bids);
 	free(st->meta_maps.data);
 	free(st->meta_stacks.data);
+	free(st->meta_attach.data);
 	ebpf_unw_free(st);
 }
