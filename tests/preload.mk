@@ -168,10 +168,15 @@ endif
 # tests/test-preload-harm.sh: what a traced program may do to the shared
 # ring and its descriptors, and what may happen to memtrack; never harm,
 # never a loss in silence. Root cases skip without root.
-check_PROGRAMS += tests/progs/ring-harm tests/progs/seccomp-run
+check_PROGRAMS += tests/progs/ring-harm tests/progs/seccomp-run \
+	tests/progs/alloc-probe-api
 tests_progs_ring_harm_SOURCES = tests/progs/ring-harm.c
 tests_progs_ring_harm_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/preload
 tests_progs_ring_harm_CFLAGS = $(PROG_CFLAGS)
 tests_progs_seccomp_run_SOURCES = tests/progs/seccomp-run.c
+# weak references and dlsym(RTLD_DEFAULT) to allocator APIs it does not
+# link (the phantoms case)
+tests_progs_alloc_probe_api_SOURCES = tests/progs/alloc-probe-api.c
+tests_progs_alloc_probe_api_LDADD = -ldl
 TESTS += tests/test-preload-harm.sh
 dist_noinst_SCRIPTS += tests/test-preload-harm.sh

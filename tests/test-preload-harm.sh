@@ -20,9 +20,13 @@
 #              interposer's libraries counted as the program's (root)
 #   notices    after 128 execs of one untraced program, no other untraced
 #              program was named (a table of notices, one per exec)
-# The programs are tests/progs/ring-harm (HARM_SIZE = 4321-byte pairs) and
-# tests/progs/seccomp-run. Without root, the root cases are skipped (and
-# said); the rest needs neither root nor BPF.
+#   phantoms   a program that looks for mallocx, mi_malloc or tc_malloc
+#              (a weak reference, dlsym(RTLD_DEFAULT)) found them in a
+#              process without those allocators, and got NULL from them
+# The programs are tests/progs/ring-harm (HARM_SIZE = 4321-byte pairs),
+# tests/progs/seccomp-run and tests/progs/alloc-probe-api. Without root,
+# the root cases are skipped (and said); the rest needs neither root nor
+# BPF.
 set -u
 
 : "${MT_BUILDDIR:?}" "${MT_SRCDIR:?}"
@@ -273,5 +277,26 @@ n=$(grep -c 'alloc-static.*a static executable' "$T/err")
 n=$(grep -c '/bin/true.*without LD_PRELOAD' "$T/err")
 [ "$n" -eq 1 ] && ok "notices: the 201st untraced exec named too" ||
 	{ fail "notices: env -i /bin/true named $n times"; cat "$T/err"; }
+
+# phantoms: the allocator APIs a program finds under memtrack are those it
+# finds alone (here none: it links no such allocator), and none of them is
+# there only to return NULL
+PA="$MT_BUILDDIR/tests/progs/alloc-probe-api"
+if "$PA" >"$T/pa.alone" 2>&1; then
+	ok "phantoms: the program runs alone"
+else
+	fail "phantoms: the program fails alone"; cat "$T/pa.alone"
+fi
+expect_exit 0 "phantoms: exit 0 under memtrack" -- timeout 60 "$MT" -q $P \
+	--sink "file:$T/pa.mt" -- "$PA"
+if cmp -s "$T/out" "$T/pa.alone"; then
+	ok "phantoms: the same APIs found as alone"
+else
+	fail "phantoms: other APIs found than alone:"; cat "$T/out"
+fi
+has "$T/out" "phantoms: absent under memtrack" \
+	'^mallocx weak=absent dlsym=absent$' \
+	'^mi_malloc weak=absent dlsym=absent$' \
+	'^tc_malloc weak=absent dlsym=absent$'
 
 finish

@@ -70,7 +70,9 @@ plugins_source_preload_la_SOURCES += common/bpf-check.c common/bpf-check.h
 # byte counts in the args, as the eBPF source reads them
 plugins_source_preload_la_SOURCES += common/parse-size.c common/parse-size.h
 
-# Not a plugin (no entry point): the hooks are its only exported symbols.
+# Not a plugin (no entry point): hooks of names every process has are its
+# only exported symbols (those of optional allocators are bound into the
+# objects that use them: interposer/optional.c).
 # -fexceptions: the real operator new may throw through our wrapper.
 # The library stays at plugins/preload/ (the source finds it there in the
 # build tree, next to itself, and tests name it there); its code is in
@@ -83,6 +85,8 @@ plugins_preload_libmemtrack_preload_la_SOURCES = \
 	plugins/preload/interposer/ring-put.h \
 	plugins/preload/interposer/interpose-stacks.c \
 	plugins/preload/interposer/interpose-stacks.h \
+	plugins/preload/interposer/optional.c \
+	plugins/preload/interposer/optional.h \
 	plugins/preload/interposer/ownmalloc.c \
 	plugins/preload/interposer/ownmalloc.h
 plugins_preload_libmemtrack_preload_la_CPPFLAGS = $(AM_CPPFLAGS) \

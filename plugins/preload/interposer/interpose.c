@@ -12,7 +12,11 @@
  * passes through several entry points (operator new -> malloc): a
  * per-thread depth counts the entry points in flight; only the outermost
  * records. With --stacks the outermost also captures its caller's stack
- * before calling the real allocator (interpose-stacks.c).
+ * before calling the real allocator (interpose-stacks.c). The entry points
+ * of allocators a process may not have (jemalloc's own API, mimalloc,
+ * tcmalloc) are not exported: optional.c binds them where the process
+ * binds those names, so that a program that looks for them finds what it
+ * finds without us.
  *
  * Rules that keep the program safe:
  *   - Nothing here allocates through the traced allocator. Allocations
@@ -53,8 +57,9 @@
 
 #include "execcheck.h"
 #include "interpose-stacks.h"
-#include "ownmalloc.h"
 #include "meta-chunk.h"
+#include "optional.h"
+#include "ownmalloc.h"
 #include "ring-put.h"
 #include "tsc.h"
 #include "selfdeps.h"
@@ -549,6 +554,7 @@ static const char *attach_error(const char *env, int quiet)
 }
 
 static int put_record(const void *payload, size_t len);
+static void opt_attach(void);
 
 /* Called once per process image, at its first entry point. */
 static void attach(void)
@@ -605,6 +611,7 @@ static void attach(void)
 	if (syscalls_bpf) {
 		pl_self_deps_note(shm, my_pid); /* see selfdeps.c */
 	}
+	opt_attach();
 	self.depth--;
 }
 
@@ -1002,6 +1009,14 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 		self.outer = outer;
 		return ret;
 	}
+	if (__builtin_expect(__atomic_load_n(&pl_opt_dirty, __ATOMIC_RELAXED),
+			     0)) {
+		/* a dlopen since: bind the optional hooks in what it
+		 * loaded (optional.h) */
+		self.depth++;
+		pl_opt_rescan();
+		self.depth--;
+	}
 	if (shape == SH_FREE) {
 		/* before the block can be handed out again */
 		if (a) {
@@ -1051,12 +1066,58 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 #define F(sym) HOOK(sym, MT_EV_FREE, SH_FREE)
 #define X(sym, shape) HOOK(sym, KIND_DERIVED, SH_##shape)
 #include "hooks.def"
+#undef HOOK
+
+/* The optional half: the same hooks, hidden, under no exported name
+ * (optional.c binds them into the objects that bind the name). */
+#define HOOK(sym, kind, shape)                                              \
+	static struct pl_real real_##sym = { #sym, NULL };                  \
+	static uint64_t hook_##sym(uint64_t a, uint64_t b, uint64_t c,      \
+				   uint64_t d)                              \
+	{                                                                   \
+		return call(&real_##sym, kind, shape, a, b, c, d,           \
+			    __builtin_return_address(0));                   \
+	}
+#define PL_HOOKS_OPTIONAL
+#include "hooks.def"
+#undef PL_HOOKS_OPTIONAL
+#undef HOOK
 #undef M
 #undef C
 #undef R
 #undef A
 #undef F
 #undef X
+
+#define OH_(sym) { #sym, (void *)hook_##sym },
+#define M(sym, shape) OH_(sym)
+#define C(sym, shape) OH_(sym)
+#define R(sym, shape) OH_(sym)
+#define A(sym, shape) OH_(sym)
+#define F(sym) OH_(sym)
+#define X(sym, shape) OH_(sym)
+#define PL_HOOKS_OPTIONAL
+/* sorted by pl_opt_init() */
+static struct pl_opt_hook opt_table[] = {
+#include "hooks.def"
+};
+#undef PL_HOOKS_OPTIONAL
+#undef M
+#undef C
+#undef R
+#undef A
+#undef F
+#undef X
+#undef OH_
+
+/* The optional hooks into the objects of the start-up (attach()); later
+ * ones after their dlopen (call()). */
+static void opt_attach(void)
+{
+	pl_opt_init(opt_table, sizeof(opt_table) / sizeof(opt_table[0]),
+		    (const void *)opt_attach);
+	pl_opt_rescan();
+}
 
 /* ------------------------------------------------------------------ */
 /* mmap, munmap, mremap, brk, sbrk: the calls made through libc's      */
@@ -1608,6 +1669,9 @@ struct hook_info {
 #define X(sym, shape) H_(sym, KIND_DERIVED, SH_##shape)
 static const struct hook_info hook_table[] = {
 #include "hooks.def"
+#define PL_HOOKS_OPTIONAL
+#include "hooks.def"
+#undef PL_HOOKS_OPTIONAL
 };
 #undef M
 #undef C
@@ -1745,5 +1809,52 @@ __asm__(".text\n"
 	"	popq %rdi\n"
 	"	jmp *%rax\n"
 	".size dlsym, .-dlsym\n");
+
+/*
+ * dlopen: libc's, after marking the loaded objects dirty for the optional
+ * hooks (optional.c binds them at the next entry point). A jump, not a
+ * call: ld.so takes the return address for the caller's, whose RUNPATH
+ * and $ORIGIN it searches.
+ */
+void *pl_real_dlopen;
+
+__attribute__((used)) void *pl_dlopen_resolve(void);
+void *pl_dlopen_resolve(void)
+{
+	void *p;
+
+	self.depth++;
+	p = dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.34");
+	if (!p) {
+		p = dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.2.5");
+	}
+	self.depth--;
+	__atomic_store_n(&pl_real_dlopen, p, __ATOMIC_RELEASE);
+	return p;
+}
+
+__asm__(".text\n"
+	".globl dlopen\n"
+	".type dlopen, @function\n"
+	"dlopen:\n"
+	"	movl $1, pl_opt_dirty(%rip)\n"
+	"	movq pl_real_dlopen(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	jmp *%rax\n"
+	"1:\n"
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n"
+	"	call pl_dlopen_resolve\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	testq %rax, %rax\n"
+	"	jz 2f\n"
+	"	jmp *%rax\n"
+	"2:\n"
+	"	ret\n" /* no dlopen to call: NULL */
+	".size dlopen, .-dlopen\n");
 
 #endif /* __x86_64__ */

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/preload/interposer/optional.c - hooks of optional allocators,
+ * bound per object instead of exported.
+ *
+ * The interposer used to export every name the eBPF source probes. For
+ * the glibc family and C++'s operators that is harmless: every process
+ * has them. For jemalloc's mallocx family (and its je_, _rjem_ prefixed
+ * C API), mimalloc and tcmalloc it was not: a program that asks whether
+ * the allocator is there (a weak reference, dlsym(RTLD_DEFAULT,
+ * "mallocx")) found our hook, which had nothing to call and returned
+ * NULL (issue 27, item 9). So those hooks are hidden, and put where the
+ * process already binds the name:
+ *
+ *   - After ld.so has relocated an object, every GOT entry of an
+ *     optional name (R_*_JUMP_SLOT, R_*_GLOB_DAT, and R_*_ABS64 with no
+ *     addend: a pointer in data) holds what the object binds: the
+ *     definition, a lazy PLT stub of its own, or 0 for a weak reference
+ *     to a name no object defines. The first two get the hook's address
+ *     (a lazy stub only when some loaded object defines the name: else
+ *     the call would have failed at binding, and still may); 0 stays 0.
+ *     The hook finds the real function as every hook does (RTLD_NEXT,
+ *     else the calling object's scope: interpose.c, resolve()).
+ *   - Objects are looked at when memtrack attaches (every object of the
+ *     start-up is relocated by then) and after each dlopen: the exported
+ *     dlopen is a jump to libc's that only marks the objects dirty (a
+ *     wrapper that called it would make itself dlopen's caller, whose
+ *     RUNPATH and $ORIGIN ld.so uses), and the next allocation entry
+ *     point, or any later one, rescans. An object that ld.so lists but
+ *     has not relocated yet (an allocation made by ld.so during that
+ *     dlopen) is not marked seen and keeps the objects dirty; it is
+ *     bound at the first entry after its relocation (its constructors'
+ *     allocations included).
+ *
+ * Why not LD_AUDIT's la_symbind, which sees every binding as ld.so makes
+ * it: an audit library is loaded in a namespace of its own with a second
+ * copy of libc in every traced process (mapped, initialised, visible in
+ * /proc/PID/maps and to every tool that reads them), its bindings of BIND_NOW
+ * objects depend on the glibc version (2.35+), and a second variable in
+ * the environment would have to be carried across exec as LD_PRELOAD is.
+ * The GOT is what ld.so wrote; rewriting the entries it bound costs one
+ * pass over the relocations of each object, once.
+ *
+ * Limits: calls through a pointer taken before the object was bound here
+ * (dlsym(RTLD_DEFAULT), which is libc's own, returns the definition) go
+ * untraced, as do an allocator's calls of its own functions that ld.so
+ * does not bind through the GOT, objects with DT_TEXTREL, and, outside
+ * x86-64 (no dlopen trampoline), objects loaded after start-up. A weak
+ * reference bound to 0 before its allocator was dlopen'd RTLD_GLOBAL
+ * stays 0, as it does without memtrack.
+ *
+ * Cost: per new object one walk of its relocations with a binary search
+ * per candidate and a hash lookup per optional name; per allocation one
+ * load of pl_opt_dirty. RELRO pages are made writable for the store and
+ * read-only again (mprotect, as ld.so does at every dlopen), nothing
+ * else: no allocation, no lock of the program's, no file.
+ */
+#include "config.h"
+
+#include <elf.h>
+#include <link.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "optional.h"
+
+#if defined(__x86_64__)
+#define R_JUMP_SLOT R_X86_64_JUMP_SLOT
+#define R_GLOB_DAT R_X86_64_GLOB_DAT
+#define R_ABS64 R_X86_64_64
+#define R_RELATIVE R_X86_64_RELATIVE
+#elif defined(__aarch64__)
+#define R_JUMP_SLOT R_AARCH64_JUMP_SLOT
+#define R_GLOB_DAT R_AARCH64_GLOB_DAT
+#define R_ABS64 R_AARCH64_ABS64
+#define R_RELATIVE R_AARCH64_RELATIVE
+#else
+#error "optional.c knows the GOT relocations of x86-64 and AArch64 only"
+#endif
+
+#define OPT_MAX 256
+/* objects bound already, by program header table: a power of two, twice
+ * what a large process loads; past it, objects are scanned again (their
+ * entries bound already are skipped) */
+#define SEEN_SLOTS 2048
+
+int pl_opt_dirty;
+
+static const struct pl_opt_hook *tab;
+static size_t ntab;
+static uintptr_t self_addr;
+static uintptr_t page_size;
+/* some loaded object defines tab[i] (a lazy stub may get the hook) */
+static unsigned char defined[OPT_MAX];
+static int busy;
+/* rescans in a row that found an object not relocated yet: ld.so
+ * relocates within its dlopen, so past this an object is taken as it
+ * is (its relocation test misled), rather than rescanned for ever */
+#define UNSETTLED_MAX 4096
+static unsigned unsettled_runs;
+static uintptr_t seen[SEEN_SLOTS];
+static size_t nseen;
+static unsigned long long seen_subs;
+
+void pl_opt_init(struct pl_opt_hook *t, size_t n, const void *self)
+{
+	size_t i, j;
+
+	if (n > OPT_MAX) {
+		n = OPT_MAX;
+	}
+	/* insertion sort: a hundred names, once per process image */
+	for (i = 1; i < n; i++) {
+		struct pl_opt_hook h = t[i];
+
+		for (j = i; j > 0 && strcmp(t[j - 1].name, h.name) > 0; j--) {
+			t[j] = t[j - 1];
+		}
+		t[j] = h;
+	}
+	tab = t;
+	ntab = n;
+	self_addr = (uintptr_t)self;
+	page_size = (uintptr_t)getauxval(AT_PAGESZ);
+	if (!page_size) {
+		page_size = 4096;
+	}
+	__atomic_store_n(&pl_opt_dirty, 1, __ATOMIC_RELEASE);
+}
+
+static int find(const char *name)
+{
+	size_t lo = 0, hi = ntab;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, tab[mid].name);
+
+		if (!c) {
+			return (int)mid;
+		}
+		if (c < 0) {
+			hi = mid;
+		} else {
+			lo = mid + 1;
+		}
+	}
+	return -1;
+}
+
+static size_t seen_at(uintptr_t key)
+{
+	return (size_t)((key >> 4) * 0x9e3779b97f4a7c15ull >> 53) &
+	       (SEEN_SLOTS - 1);
+}
+
+static int was_seen(uintptr_t key)
+{
+	size_t i = seen_at(key);
+
+	while (seen[i]) {
+		if (seen[i] == key) {
+			return 1;
+		}
+		i = (i + 1) & (SEEN_SLOTS - 1);
+	}
+	return 0;
+}
+
+static void mark_seen(uintptr_t key)
+{
+	size_t i = seen_at(key);
+
+	if (nseen >= SEEN_SLOTS / 2) {
+		return; /* scanned again next time: slower, still right */
+	}
+	while (seen[i]) {
+		if (seen[i] == key) {
+			return;
+		}
+		i = (i + 1) & (SEEN_SLOTS - 1);
+	}
+	seen[i] = key;
+	nseen++;
+}
+
+static void forget_seen(void)
+{
+	memset(seen, 0, sizeof(seen));
+	nseen = 0;
+}
+
+/* What one object is, from its program headers and dynamic section. */
+struct obj {
+	uintptr_t base, lo, hi;      /* load bias, mapped range */
+	uintptr_t relro_lo, relro_hi; /* pages ld.so made read-only */
+	const ElfW(Phdr) *phdr;
+	uint16_t phnum;
+	const ElfW(Sym) *symtab;
+	const char *strtab;
+	size_t strsz;
+	const uint32_t *gnu_hash, *sysv_hash;
+	const ElfW(Rela) *rela, *jmprel;
+	size_t relasz, jmprelsz;
+};
+
+/* A d_ptr as ld.so left it: adjusted by the load bias in place, except
+ * where the dynamic section is read-only (the vDSO). */
+static uintptr_t dyn_ptr(const struct obj *o, uintptr_t v)
+{
+	return v < o->base ? v + o->base : v;
+}
+
+static int obj_parse(struct dl_phdr_info *info, struct obj *o)
+{
+	const ElfW(Dyn) *dyn = NULL, *d;
+	uint16_t i;
+	int pltrel_rela = 1;
+
+	memset(o, 0, sizeof(*o));
+	o->base = info->dlpi_addr;
+	o->phdr = info->dlpi_phdr;
+	o->phnum = info->dlpi_phnum;
+	o->lo = UINTPTR_MAX;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = o->base + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD) {
+			if (a < o->lo) {
+				o->lo = a;
+			}
+			if (a + ph->p_memsz > o->hi) {
+				o->hi = a + ph->p_memsz;
+			}
+		} else if (ph->p_type == PT_DYNAMIC) {
+			dyn = (const ElfW(Dyn) *)a;
+		} else if (ph->p_type == PT_GNU_RELRO) {
+			o->relro_lo = a & ~(page_size - 1);
+			o->relro_hi = (a + ph->p_memsz) & ~(page_size - 1);
+		}
+	}
+	if (!dyn || o->lo >= o->hi) {
+		return -1;
+	}
+	for (d = dyn; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB:
+			o->symtab = (const ElfW(Sym) *)dyn_ptr(o, d->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			o->strtab = (const char *)dyn_ptr(o, d->d_un.d_ptr);
+			break;
+		case DT_STRSZ:
+			o->strsz = d->d_un.d_val;
+			break;
+		case DT_GNU_HASH:
+			o->gnu_hash = (const uint32_t *)dyn_ptr(o, d->d_un.d_ptr);
+			break;
+		case DT_HASH:
+			o->sysv_hash = (const uint32_t *)dyn_ptr(o, d->d_un.d_ptr);
+			break;
+		case DT_RELA:
+			o->rela = (const ElfW(Rela) *)dyn_ptr(o, d->d_un.d_ptr);
+			break;
+		case DT_RELASZ:
+			o->relasz = d->d_un.d_val / sizeof(ElfW(Rela));
+			break;
+		case DT_JMPREL:
+			o->jmprel = (const ElfW(Rela) *)dyn_ptr(o, d->d_un.d_ptr);
+			break;
+		case DT_PLTRELSZ:
+			o->jmprelsz = d->d_un.d_val / sizeof(ElfW(Rela));
+			break;
+		case DT_PLTREL:
+			pltrel_rela = d->d_un.d_val == DT_RELA;
+			break;
+		case DT_TEXTREL:
+			return -1; /* entries in text: not ours to write */
+		default:
+			break;
+		}
+	}
+	if (!pltrel_rela) {
+		o->jmprel = NULL;
+		o->jmprelsz = 0;
+	}
+	return o->symtab && o->strtab ? 0 : -1;
+}
+
+static const char *sym_name(const struct obj *o, uint32_t idx)
+{
+	uint32_t off = o->symtab[idx].st_name;
+
+	return off < o->strsz ? o->strtab + off : NULL;
+}
+
+static int sym_defines(const ElfW(Sym) *s)
+{
+	unsigned t = ELF64_ST_TYPE(s->st_info);
+
+	return s->st_shndx != SHN_UNDEF && s->st_value &&
+	       (t == STT_FUNC || t == STT_GNU_IFUNC);
+}
+
+/* Does o define name (a function it exports)? */
+static int obj_defines(const struct obj *o, const char *name)
+{
+	if (o->gnu_hash) {
+		const uint32_t *g = o->gnu_hash;
+		uint32_t nb = g[0], symoff = g[1], nbloom = g[2], shift = g[3];
+		const ElfW(Addr) *bloom = (const ElfW(Addr) *)(g + 4);
+		const uint32_t *buckets = (const uint32_t *)(bloom + nbloom);
+		const uint32_t *chain = buckets + nb;
+		const unsigned bits = sizeof(ElfW(Addr)) * 8;
+		uint32_t h = 5381, i;
+		ElfW(Addr) w, m;
+		const unsigned char *p;
+
+		if (!nb || !nbloom) {
+			return 0;
+		}
+		for (p = (const unsigned char *)name; *p; p++) {
+			h = h * 33 + *p;
+		}
+		w = bloom[(h / bits) % nbloom];
+		m = ((ElfW(Addr))1 << (h % bits)) |
+		    ((ElfW(Addr))1 << ((h >> shift) % bits));
+		if ((w & m) != m) {
+			return 0;
+		}
+		i = buckets[h % nb];
+		if (i < symoff) {
+			return 0;
+		}
+		for (;; i++) {
+			uint32_t h2 = chain[i - symoff];
+			const char *n;
+
+			if ((h | 1) == (h2 | 1) && (n = sym_name(o, i)) &&
+			    !strcmp(n, name)) {
+				return sym_defines(&o->symtab[i]);
+			}
+			if (h2 & 1) {
+				return 0;
+			}
+		}
+	}
+	if (o->sysv_hash) {
+		const uint32_t *hs = o->sysv_hash;
+		uint32_t nb = hs[0], nchain = hs[1], h = 0, g, i;
+		const uint32_t *bucket = hs + 2, *chain = bucket + nb;
+		const unsigned char *p;
+
+		if (!nb) {
+			return 0;
+		}
+		for (p = (const unsigned char *)name; *p; p++) {
+			h = (h << 4) + *p;
+			g = h & 0xf0000000u;
+			if (g) {
+				h ^= g >> 24;
+			}
+			h &= ~g;
+		}
+		for (i = bucket[h % nb]; i && i < nchain; i = chain[i]) {
+			const char *n = sym_name(o, i);
+
+			if (n && !strcmp(n, name)) {
+				return sym_defines(&o->symtab[i]);
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Has ld.so relocated o? A relative relocation in RELRO (which the
+ * program cannot have written since) holds base + addend once applied,
+ * the link-time contents before; else a PLT slot holds an address at or
+ * past the load bias once applied. Without either to look at, or with no
+ * load bias (a non-PIE executable, relocated before any code of ours
+ * runs), it is taken as relocated.
+ */
+static int obj_relocated(const struct obj *o)
+{
+	size_t i;
+
+	if (!o->base) {
+		return 1;
+	}
+	for (i = 0; i < o->relasz; i++) {
+		const ElfW(Rela) *r = &o->rela[i];
+		uintptr_t a = o->base + r->r_offset;
+
+		if (ELF64_R_TYPE(r->r_info) == R_RELATIVE &&
+		    a >= o->relro_lo && a < o->relro_hi) {
+			return *(const uintptr_t *)a ==
+			       o->base + (uintptr_t)r->r_addend;
+		}
+	}
+	if (o->jmprelsz) {
+		return *(const uintptr_t *)(o->base + o->jmprel[0].r_offset) >=
+		       o->base;
+	}
+	return 1;
+}
+
+/* Is addr in a writable PT_LOAD of o? */
+static int obj_writable(const struct obj *o, uintptr_t addr)
+{
+	uint16_t i;
+
+	for (i = 0; i < o->phnum; i++) {
+		const ElfW(Phdr) *ph = &o->phdr[i];
+		uintptr_t a = o->base + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && addr >= a &&
+		    addr + sizeof(void *) <= a + ph->p_memsz) {
+			return (ph->p_flags & PF_W) != 0;
+		}
+	}
+	return 0;
+}
+
+static void store(const struct obj *o, void **slot, void *hook)
+{
+	uintptr_t a = (uintptr_t)slot, page = a & ~(page_size - 1);
+	int relro = a >= o->relro_lo && a < o->relro_hi;
+
+	if (relro && syscall(SYS_mprotect, page, page_size,
+			     PROT_READ | PROT_WRITE)) {
+		return; /* refused: that entry stays untraced */
+	}
+	__atomic_store_n(slot, hook, __ATOMIC_RELEASE);
+	if (relro) {
+		syscall(SYS_mprotect, page, page_size, PROT_READ);
+	}
+}
+
+static void bind_rels(const struct obj *o, const ElfW(Rela) *rel, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned type = (unsigned)ELF64_R_TYPE(rel[i].r_info);
+		uint32_t si = (uint32_t)ELF64_R_SYM(rel[i].r_info);
+		uintptr_t a = o->base + rel[i].r_offset;
+		const char *name;
+		void *cur;
+		int k;
+
+		if (!si || (type != R_JUMP_SLOT && type != R_GLOB_DAT &&
+			    (type != R_ABS64 || rel[i].r_addend))) {
+			continue;
+		}
+		name = sym_name(o, si);
+		if (!name || (k = find(name)) < 0 || !obj_writable(o, a)) {
+			continue;
+		}
+		cur = __atomic_load_n((void **)a, __ATOMIC_ACQUIRE);
+		if (cur == tab[k].hook || !cur) {
+			continue; /* bound here already, or to nothing */
+		}
+		if (type == R_JUMP_SLOT && (uintptr_t)cur >= o->lo &&
+		    (uintptr_t)cur < o->hi && !defined[k]) {
+			continue; /* a lazy stub of a name nobody defines */
+		}
+		store(o, (void **)a, tab[k].hook);
+	}
+}
+
+struct pass {
+	int grew;      /* a name got its first definition */
+	int unsettled; /* an object not relocated yet */
+	int first;
+};
+
+static int is_self(const struct obj *o)
+{
+	return self_addr >= o->lo && self_addr < o->hi;
+}
+
+/* Pass 1: what the new objects define. */
+static int note_defs(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct pass *p = data;
+	struct obj o;
+	size_t k;
+
+	if (p->first) {
+		p->first = 0;
+		if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+				    sizeof(info->dlpi_subs) &&
+		    info->dlpi_subs != seen_subs) {
+			/* something was unloaded: its address may be
+			 * another object's now */
+			seen_subs = info->dlpi_subs;
+			forget_seen();
+		}
+	}
+	if (was_seen((uintptr_t)info->dlpi_phdr) || obj_parse(info, &o) ||
+	    is_self(&o)) {
+		return 0;
+	}
+	for (k = 0; k < ntab; k++) {
+		if (!defined[k] && obj_defines(&o, tab[k].name)) {
+			defined[k] = 1;
+			p->grew = 1;
+		}
+	}
+	return 0;
+}
+
+/* Pass 2: bind the new objects' entries. */
+static int bind_obj(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct pass *p = data;
+	struct obj o;
+
+	(void)size;
+	if (was_seen((uintptr_t)info->dlpi_phdr)) {
+		return 0;
+	}
+	if (obj_parse(info, &o) || is_self(&o)) {
+		mark_seen((uintptr_t)info->dlpi_phdr);
+		return 0;
+	}
+	if (unsettled_runs < UNSETTLED_MAX && !obj_relocated(&o)) {
+		p->unsettled = 1;
+		return 0;
+	}
+	bind_rels(&o, o.jmprel, o.jmprelsz);
+	bind_rels(&o, o.rela, o.relasz);
+	mark_seen((uintptr_t)info->dlpi_phdr);
+	return 0;
+}
+
+void pl_opt_rescan(void)
+{
+	struct pass p = { 0, 0, 1 };
+
+	if (!ntab || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) {
+		return;
+	}
+	/* before looking: a dlopen from now on marks it again */
+	__atomic_store_n(&pl_opt_dirty, 0, __ATOMIC_SEQ_CST);
+	dl_iterate_phdr(note_defs, &p);
+	if (p.grew) {
+		/* lazy stubs of objects bound before may get hooks now */
+		forget_seen();
+	}
+	dl_iterate_phdr(bind_obj, &p);
+	if (p.unsettled) {
+		unsettled_runs++;
+		__atomic_store_n(&pl_opt_dirty, 1, __ATOMIC_RELEASE);
+	} else {
+		unsettled_runs = 0;
+	}
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/preload/interposer/optional.h - the hooks of allocators a
+ * process may not have (jemalloc's mallocx family and its prefixed C API,
+ * mimalloc, tcmalloc): never exported, bound into each loaded object's
+ * GOT where that object already binds the name (optional.c says why and
+ * how). Hidden inside libmemtrack-preload.so; interpose.c calls it, it
+ * calls nothing of interpose.c.
+ */
+#ifndef MT_PRELOAD_OPTIONAL_H
+#define MT_PRELOAD_OPTIONAL_H
+
+#include <stddef.h>
+
+/* One optional entry point and the hook that records it. */
+struct pl_opt_hook {
+	const char *name;
+	void *hook;
+};
+
+/*
+ * The table of every optional hook (sorted here, in place; it must stay
+ * for the life of the process), and the address of any function of this
+ * library (its own objects are never bound). Call once, from attach(),
+ * before pl_opt_rescan().
+ */
+void pl_opt_init(struct pl_opt_hook *tab, size_t n, const void *self);
+
+/* Non-zero when objects may have been loaded since the last rescan: set
+ * by the exported dlopen (interpose.c) and by a rescan that found an
+ * object ld.so had not relocated yet. */
+extern int pl_opt_dirty;
+
+/*
+ * Bind the hooks into the objects loaded since the last call: each
+ * GOT entry (PLT slot, GLOB_DAT, absolute pointer) of an optional name
+ * that ld.so resolved to a definition gets the hook's address; an entry
+ * resolved to nothing (a weak reference to an allocator the process does
+ * not have) is left as it is, so the program sees what it sees without
+ * us. Never blocks for another thread's rescan (it returns: that one does
+ * the work); allocates nothing; its only system call is mprotect() on
+ * RELRO pages, which ld.so itself makes for the same pages. Call with
+ * the thread's depth raised.
+ */
+void pl_opt_rescan(void);
+
+#endif /* MT_PRELOAD_OPTIONAL_H */
