@@ -110,6 +110,8 @@ struct ebpf_state {
 	struct ebpf_gate_shared *gate_shared;
 	uint64_t gate_calls; /* notifications answered */
 	uint64_t gate_files; /* files attached ahead by it */
+	/* calls that attached nothing, and the time they took */
+	uint64_t gate_plain, gate_plain_ns;
 
 	/* files, links and attach_count: the poller thread and the gate's
 	 * attach at once */

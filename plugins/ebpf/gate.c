@@ -284,6 +284,7 @@ static void *gate_main(void *arg)
 	for (;;) {
 		struct seccomp_notif req;
 		struct seccomp_notif_resp resp;
+		uint64_t t0, files;
 
 		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR) {
@@ -307,6 +308,8 @@ static void *gate_main(void *arg)
 		}
 		__atomic_store_n(&st->gate_shared->received, req.id,
 				 __ATOMIC_RELEASE);
+		t0 = ebpf_now_ns();
+		files = st->gate_files;
 		gate_handle(st, st->gate_fd, &req);
 		memset(&resp, 0, sizeof(resp));
 		resp.id = req.id;
@@ -316,6 +319,10 @@ static void *gate_main(void *arg)
 		ioctl(st->gate_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 		__atomic_store_n(&st->gate_shared->answered, req.id,
 				 __ATOMIC_RELEASE);
+		if (st->gate_files == files) {
+			st->gate_plain_ns += ebpf_now_ns() - t0;
+			st->gate_plain++;
+		}
 		__atomic_fetch_add(&st->gate_calls, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
