@@ -244,6 +244,28 @@ else
 			fail "seccomp: $pn: $b allocator events, $a without the filter"
 		fi
 	done
+	# A launcher that installs its filter, then execs (bwrap, minijail;
+	# libseccomp through syscall(3)): the exec wrapper makes none of its
+	# checks' calls (a stat of a static program killed it), memtrack
+	# checks the file and names it.
+	ST="$MT_BUILDDIR/tests/progs/alloc-static"
+	strace -f -qq -n -o "$T/strace" "$ST" >/dev/null 2>&1
+	sed -n 's/^[0-9]* *\[ *\([0-9]*\)\].*/\1/p' "$T/strace" |
+		sort -un >"$T/calls"
+	for via in prctl syscall; do
+		v=
+		[ $via = syscall ] && v=1
+		# shellcheck disable=SC2086
+		expect_exit 0 "seccomp by $via, then a static program" -- \
+			timeout 60 env ${v:+SECCOMP_RUN_SYSCALL=1} "$MT" $P \
+			--sink "file:$T/sc.mt" -- "$SR" "$T/calls" -- "$ST"
+		if grep -q "alloc-static.*a static executable" "$T/err"; then
+			ok "seccomp by $via: memtrack names the static program"
+		else
+			fail "seccomp by $via: the static program is not named"
+			sed 's/^/  | /' "$T/err"
+		fi
+	done
 fi
 
 # closefds: a child exec'd with its descriptors above 2 closed reaches

@@ -69,41 +69,14 @@ START_TEST(test_scenario_pidns)
 }
 END_TEST
 
-/*
- * Harm that the allow-list test finds and that is not mended yet (what
- * is left of issue 27's item 15): the interposer makes a call the program
- * never makes, and the program dies of SIGSYS. Such a scenario must still
- * die so: the test fails once it is mended, to be taken off this list.
- */
-static const struct {
-	const char *name;
-	const char *why;
-} seccomp_harms[] = {
-	/* seccomp-run installs the filter, then execs: the exec hook
-	 * stat()s the target (execcheck.c, before its open), and a static
-	 * program never calls newfstatat */
-	{ "glibc-static", "the exec check's stat(2) of the target" },
-	/* the "defines malloc itself" notice readlink()s /proc/self/exe
-	 * (interpose.c), which the program never does */
-	{ "own-malloc", "readlink(\"/proc/self/exe\") for the notice" },
-};
-
 /* The scenario table under an allow-list of the calls each command makes
  * without memtrack: the same, event for event. */
 START_TEST(test_scenario_seccomp)
 {
 	const struct scenario *sc = &scenarios[_i];
-	enum scenario_outcome outcome = sc->preload;
-	size_t i;
 
-	for (i = 0; i < sizeof(seccomp_harms) / sizeof(seccomp_harms[0]); i++) {
-		if (!strcmp(sc->name, seccomp_harms[i].name)) {
-			fprintf(stderr, "%s: SIGSYS expected (known harm: %s)\n",
-				sc->name, seccomp_harms[i].why);
-			outcome = SC_SIGSYS;
-		}
-	}
-	scenario_run_confined(sc, SOURCE, outcome, SC_SECCOMP, SC_IDS_OURS);
+	scenario_run_confined(sc, SOURCE, sc->preload, SC_SECCOMP,
+			      SC_IDS_OURS);
 }
 END_TEST
 

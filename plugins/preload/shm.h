@@ -63,6 +63,10 @@ enum pl_notice_kind {
 	PL_NOTE_SETID = 2,      /* the loader ignores LD_PRELOAD */
 	PL_NOTE_NO_PRELOAD = 3, /* exec'd with an environment without it */
 	PL_NOTE_OWN_MALLOC = 4, /* the executable defines malloc itself */
+	/* exec'd by a process under a seccomp filter, which the interposer
+	 * made no call to check (they could be what the filter kills): the
+	 * source checks the file, as the process sees it */
+	PL_NOTE_UNCHECKED = 5,
 };
 
 /*

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/audit.h>
@@ -111,8 +112,11 @@ int main(int argc, char **argv)
 					      SECCOMP_RET_KILL_PROCESS);
 	prog.len = (unsigned short)k;
 	prog.filter = f;
+	/* SECCOMP_RUN_SYSCALL=1: through syscall(3), as libseccomp does */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
+	    (getenv("SECCOMP_RUN_SYSCALL") ?
+		     syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) :
+		     prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) < 0) {
 		perror("seccomp-run: the filter");
 		return 2;
 	}

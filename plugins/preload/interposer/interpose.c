@@ -49,9 +49,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <linux/seccomp.h>
 
 #include <memtrack/event.h>
 
@@ -99,6 +102,9 @@ enum { ST_UNTRIED, ST_ATTACHING, ST_ON, ST_OFF };
 static int state = ST_UNTRIED;
 static struct pl_shm *shm;
 static struct pl_ring ring; /* our own copy of its geometry (ring.h) */
+/* a seccomp filter holds the process: make no call it may not allow
+ * (went_sandboxed()) */
+static int sandboxed;
 /* what the source set before the command ran, copied at attach: another
  * process's stray write in the header must not change how we record */
 static uint32_t use_tsc, syscalls_bpf;
@@ -582,6 +588,9 @@ static void attach(void)
 		return;
 	}
 	quiet = seccomp_filtered();
+	if (quiet) {
+		__atomic_store_n(&sandboxed, 1, __ATOMIC_RELAXED);
+	}
 	find_tid_offset(!quiet);
 	/* attach runs before the program's threads: this is the main one */
 	my_pid = tid_offset >= 0 || quiet ? (int32_t)thread_id() :
@@ -643,7 +652,12 @@ static inline int active(void)
 static inline uint32_t my_tid(void)
 {
 	if (__builtin_expect(pl_in_vfork, 0)) {
-		return (uint32_t)syscall(SYS_gettid);
+		/* a vfork child shares its parent's memory, self included;
+		 * under a filter, where gettid() may kill, it passes for
+		 * its parent until its exec */
+		return __atomic_load_n(&sandboxed, __ATOMIC_RELAXED) ?
+			       (uint32_t)my_pid :
+			       (uint32_t)syscall(SYS_gettid);
 	}
 	if (!self.tid) {
 		self.tid = thread_id();
@@ -1305,8 +1319,10 @@ static void notice(int kind, const char *path)
 	if (!kind || !active()) {
 		return;
 	}
-	pid = __builtin_expect(pl_in_vfork, 0) ? (int32_t)syscall(SYS_getpid) :
-						 my_pid;
+	pid = __builtin_expect(pl_in_vfork, 0) &&
+			      !__atomic_load_n(&sandboxed, __ATOMIC_RELAXED) ?
+		      (int32_t)syscall(SYS_getpid) :
+		      my_pid;
 	len = strnlen(path, PL_NOTICE_PATH - 1);
 	memcpy(rec, PL_NOTICE_TAG, 4);
 	memcpy(rec + 4, &k, sizeof(k));
@@ -1316,9 +1332,102 @@ static void notice(int kind, const char *path)
 	put_record(rec, PL_NOTICE_HDR + len + 1);
 }
 
+/*
+ * The program installed a seccomp filter after it started (a launcher:
+ * bwrap, minijail, a test's seccomp-run, set one up and exec their
+ * target; libseccomp's seccomp_load() in a program): from then on make
+ * no call it may not have allowed, as for a filter inherited at start
+ * (seccomp_filtered()). The ring goes quiet, and the exec checks, whose
+ * stat() and open() of the target could be what the filter kills, are
+ * left to memtrack (PL_NOTE_UNCHECKED).
+ */
+static void went_sandboxed(void)
+{
+	__atomic_store_n(&sandboxed, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ring.quiet, 1, __ATOMIC_RELAXED);
+}
+
+typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long,
+			unsigned long);
+
+PL_EXPORT int hook_prctl(int option, ...) __asm__("prctl");
+int hook_prctl(int option, ...)
+{
+	REAL(prctl_fn, prctl);
+	unsigned long a[4];
+	va_list ap;
+	int ret;
+
+	va_start(ap, option);
+	for (int i = 0; i < 4; i++) {
+		a[i] = va_arg(ap, unsigned long);
+	}
+	va_end(ap);
+	if (!fn) {
+		ret = (int)syscall(SYS_prctl, option, a[0], a[1], a[2], a[3]);
+	} else {
+		ret = fn(option, a[0], a[1], a[2], a[3]);
+	}
+	if (ret == 0 && option == PR_SET_SECCOMP) {
+		went_sandboxed();
+	}
+	return ret;
+}
+
+#if defined(__x86_64__)
+/* syscall(2) without libc: the hook below must not look anything up (its
+ * callers include our own allocation path) */
+static long raw_syscall(long n, long a1, long a2, long a3, long a4, long a5,
+			long a6)
+{
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10),
+			   "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* libseccomp and others call seccomp(2) through syscall(3) */
+PL_EXPORT long hook_syscall(long nr, ...) __asm__("syscall");
+long hook_syscall(long nr, ...)
+{
+	long a[6], ret;
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++) {
+		a[i] = va_arg(ap, long);
+	}
+	va_end(ap);
+	ret = raw_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (ret < 0 && ret > -4096) {
+		errno = (int)-ret;
+		return -1;
+	}
+	if ((nr == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_FILTER ||
+				   a[0] == SECCOMP_SET_MODE_STRICT)) ||
+	    (nr == SYS_prctl && a[0] == PR_SET_SECCOMP)) {
+		went_sandboxed();
+	}
+	return ret;
+}
+#endif
+
 static void check_exec(const char *path, int fd, char *const envp[])
 {
 	int saved = errno;
+
+	if (__atomic_load_n(&sandboxed, __ATOMIC_RELAXED)) {
+		/* memtrack checks it for us: no call made here */
+		notice(PL_NOTE_UNCHECKED, path);
+		return;
+	}
 
 	notice(pl_exec_check(path, fd, envp), path);
 	errno = saved;
@@ -1354,6 +1463,15 @@ __attribute__((constructor)) static void check_own_malloc(void)
 	if (!defined) {
 		return;
 	}
+	if (ring.quiet) {
+		/* under a filter: the name exec was given, no call made */
+		const char *fn = (const char *)getauxval(AT_EXECFN);
+
+		if (fn) {
+			notice(PL_NOTE_OWN_MALLOC, fn);
+		}
+		return;
+	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
@@ -1374,7 +1492,9 @@ static void check_execp(const char *file, char *const envp[])
 			break;
 		}
 	}
-	if (pl_exec_find(file, pathvar, path, sizeof(path)) == 0) {
+	if (__atomic_load_n(&sandboxed, __ATOMIC_RELAXED)) {
+		check_exec(file, -1, envp); /* the search is a stat per dir */
+	} else if (pl_exec_find(file, pathvar, path, sizeof(path)) == 0) {
 		check_exec(path, -1, envp);
 	}
 }

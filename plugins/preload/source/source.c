@@ -579,13 +579,18 @@ static void say_untraced(struct preload_state *st, uint32_t kind,
 		[PL_NOTE_SETID] = "set-user-ID or set-group-ID: the loader ignores LD_PRELOAD",
 		[PL_NOTE_NO_PRELOAD] = "exec'd with an environment without LD_PRELOAD (env -i?)",
 		[PL_NOTE_OWN_MALLOC] = "defines malloc itself (an allocator linked in): its calls do not reach the interposer",
+		[PL_NOTE_UNCHECKED] = "not checked",
 	};
 
 	if (kind >= sizeof(why) / sizeof(why[0]) || !why[kind] ||
 	    !said_first(st, kind, path)) {
 		return;
 	}
-	if (pid > 0) {
+	if (kind == PL_NOTE_UNCHECKED) {
+		plog(st, MT_LOG_WARN,
+		     "%s (process %d): exec'd under a seccomp filter, gone before memtrack could check it: if it is static or set-user-ID its allocations are not recorded (use --source ebpf)",
+		     path, pid);
+	} else if (pid > 0) {
 		plog(st, MT_LOG_WARN,
 		     "%s (process %d): %s; its allocations are not recorded (use --source ebpf)",
 		     path, pid, why[kind]);
@@ -594,6 +599,39 @@ static void say_untraced(struct preload_state *st, uint32_t kind,
 		     "%s: %s; its allocations are not recorded (use --source ebpf)",
 		     path, why[kind]);
 	}
+}
+
+/* PL_NOTE_UNCHECKED: the exec check a sandboxed process could not make,
+ * made here on the file as that process sees it (its root and cwd), while
+ * it lives; the notice it gives, 0 when nothing stops the interposer, or
+ * PL_NOTE_UNCHECKED when the file cannot be found (a bare name, looked up
+ * in a PATH we do not know; the process gone). */
+static uint32_t check_for(struct preload_state *st, const char *path,
+			  int32_t pid)
+{
+	char full[PATH_MAX + 64];
+	int n;
+
+	(void)st;
+	if (pid <= 0 || !strchr(path, '/')) {
+		return PL_NOTE_UNCHECKED;
+	}
+	n = snprintf(full, sizeof(full),
+		     path[0] == '/' ? "/proc/%d/root%s" : "/proc/%d/cwd/%s",
+		     (int)pid, path);
+	if (n < 0 || (size_t)n >= sizeof(full)) {
+		return PL_NOTE_UNCHECKED;
+	}
+	if (access(full, F_OK)) {
+		/* gone already (the notice is read after the exec): an
+		 * absolute path as memtrack sees it, most often the same
+		 * file */
+		if (path[0] != '/' || access(path, F_OK)) {
+			return PL_NOTE_UNCHECKED;
+		}
+		return (uint32_t)pl_exec_check(path, -1, NULL);
+	}
+	return (uint32_t)pl_exec_check(full, -1, NULL);
 }
 
 /* A notice record from the ring (shm.h): said, never written out. A
@@ -610,6 +648,9 @@ static void take_notice(struct preload_state *st, const unsigned char *data,
 	}
 	memcpy(&kind, data + 4, sizeof(kind));
 	memcpy(&pid, data + 8, sizeof(pid));
+	if (kind == PL_NOTE_UNCHECKED) {
+		kind = check_for(st, (const char *)data + PL_NOTICE_HDR, pid);
+	}
 	say_untraced(st, kind, (const char *)data + PL_NOTICE_HDR, pid);
 }
 
