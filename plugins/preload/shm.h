@@ -33,7 +33,8 @@
 
 #define PL_ENV_SHM "MEMTRACK_PRELOAD_SHM"
 #define PL_MAGIC 0x504b544du /* "MTKP" */
-#define PL_VERSION 5 /* 5: futex wake-ups and a heartbeat, no eventfd */
+#define PL_VERSION 6 /* 6: hellos are answered; 5: futex wake-ups and a
+			* heartbeat, no eventfd */
 
 /* events of a signal handler that interrupted its thread's claim on a
  * full ring (ring.h, I4), kept per thread and put after the interrupted
@@ -51,9 +52,16 @@
 #define PL_NOTICE_TAG "MTKN"
 /* A hello (metadata record, as a notice): PL_HELLO_TAG, then u64 pid
  * namespace inode, i32 pid, i32 tid of a thread that is about to record
- * its first event from another pid namespace than memtrack's (pidns.h). */
+ * its first event from another pid namespace than memtrack's (pidns.h),
+ * and u32 its number (shm->hello_seq). The thread waits, a while at most,
+ * until the source has looked it up in /proc and answered: hello_ack[seq
+ * % PL_HELLO_ACKS] == seq. A short-lived process would be gone before its
+ * hello was read otherwise, and its events would keep its namespace's
+ * ids. */
 #define PL_HELLO_TAG "MTKH"
-#define PL_HELLO_LEN 20
+#define PL_HELLO_LEN 24
+#define PL_HELLO_ACKS 64
+#define PL_HELLO_WAIT_MS 100
 #define PL_NOTICE_HDR 12
 #define PL_NOTICE_PATH 4096
 
@@ -164,6 +172,7 @@ struct pl_shm {
 	uint32_t beat;      /* bumped every PL_BEAT_MS while memtrack lives:
 			     * liveness that means the same in every pid
 			     * namespace and survives pid reuse */
+	uint32_t hello_ack[PL_HELLO_ACKS]; /* futexes: hellos answered */
 
 	/* written by producers */
 	_Alignas(PL_CACHELINE) uint64_t head; /* next position to claim */
@@ -171,6 +180,7 @@ struct pl_shm {
 			    * consumer (its watcher thread waits on it) */
 	uint32_t gave_up;  /* processes that stopped recording because
 			    * memtrack's heartbeat stopped */
+	uint32_t hello_seq; /* hellos numbered so far */
 	_Alignas(PL_CACHELINE) uint32_t waiters; /* waiting for room now */
 	uint32_t attached;   /* processes that attached */
 	uint64_t waits;      /* waits for room so far */

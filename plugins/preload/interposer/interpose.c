@@ -711,12 +711,18 @@ static void put_slot(struct mt_event *ev);
 static void say_hello(int32_t pid, int32_t tid)
 {
 	unsigned char rec[PL_HELLO_LEN];
+	uint32_t seq = __atomic_add_fetch(&shm->hello_seq, 1, __ATOMIC_RELAXED);
 
 	memcpy(rec, PL_HELLO_TAG, 4);
 	memcpy(rec + 4, &ns_tag, sizeof(ns_tag));
 	memcpy(rec + 12, &pid, sizeof(pid));
 	memcpy(rec + 16, &tid, sizeof(tid));
-	put_record(rec, sizeof(rec));
+	memcpy(rec + 20, &seq, sizeof(seq));
+	if (put_record(rec, sizeof(rec)) == 0) {
+		/* found in /proc while we live (a waiter that times out
+		 * records all the same: its ids stay untranslated, said) */
+		pl_ring_hello_wait(&ring, seq);
+	}
 }
 
 static void emit(unsigned int kind, uint64_t addr, uint64_t size,

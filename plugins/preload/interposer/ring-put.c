@@ -103,6 +103,34 @@ static void wake_consumer(const struct pl_ring *r)
 	futex_wake(&shm->doorbell, 1);
 }
 
+int pl_ring_hello_wait(const struct pl_ring *r, uint32_t seq)
+{
+	struct pl_shm *shm = r->shm;
+	uint32_t *ack = &shm->hello_ack[seq % PL_HELLO_ACKS];
+	uint64_t end = pl_now_ns() + PL_HELLO_WAIT_MS * 1000000ull;
+
+	if (r->quiet) {
+		return -1;
+	}
+	/* the consumer reads it now, not at its next tick */
+	if (__atomic_exchange_n(&shm->sleeping, 0, __ATOMIC_ACQ_REL)) {
+		__atomic_fetch_add(&shm->doorbell, 1, __ATOMIC_SEQ_CST);
+		futex_wake(&shm->doorbell, 1);
+	}
+	for (;;) {
+		uint32_t v = __atomic_load_n(ack, __ATOMIC_ACQUIRE);
+
+		if (v == seq) {
+			return 0;
+		}
+		if (pl_now_ns() >= end ||
+		    __atomic_load_n(&shm->dead, __ATOMIC_RELAXED) == PL_DEAD) {
+			return -1;
+		}
+		futex_wait(ack, v, 5);
+	}
+}
+
 /* Has memtrack gone? Its heartbeat, not its pid: a pid means nothing in
  * another pid namespace, and may belong to another process by now. The
  * beat is compared with itself over the waiter's own time, so a time

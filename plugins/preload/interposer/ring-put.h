@@ -65,4 +65,11 @@ int pl_ring_put(struct pl_shm *shm, const struct mt_event *ev, uint32_t tid);
 int pl_ring_put_ex(const struct pl_ring *r, const struct mt_event *ev,
 		   uint32_t tid, int *claiming, int nowait);
 
+/*
+ * After putting hello number seq: wake the consumer and wait until it has
+ * answered (shm.h, PL_HELLO_TAG), PL_HELLO_WAIT_MS at most, and not at all
+ * for a quiet producer or a consumer gone. Returns 0 when answered.
+ */
+int pl_ring_hello_wait(const struct pl_ring *r, uint32_t seq);
+
 #endif /* MT_PRELOAD_RING_PUT_H */

@@ -726,13 +726,21 @@ static int meta_or_notice(struct mt_emitter *em, const void *data, size_t len)
 		return 0;
 	}
 	if (len == PL_HELLO_LEN && !memcmp(data, PL_HELLO_TAG, 4)) {
+		struct pl_shm *shm = me->st->shm;
+		uint32_t seq, *ack;
 		uint64_t ns;
 		int32_t pid, tid;
 
 		memcpy(&ns, (const char *)data + 4, sizeof(ns));
 		memcpy(&pid, (const char *)data + 12, sizeof(pid));
 		memcpy(&tid, (const char *)data + 16, sizeof(tid));
+		memcpy(&seq, (const char *)data + 20, sizeof(seq));
 		pl_pidns_hello(me->st->pidns, ns, pid, tid);
+		/* answered: the thread goes on (its number is its own word;
+		 * a wrong one only makes some thread wait its while) */
+		ack = &shm->hello_ack[seq % PL_HELLO_ACKS];
+		__atomic_store_n(ack, seq, __ATOMIC_RELEASE);
+		syscall(SYS_futex, ack, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 		return 0;
 	}
 	return me->out->meta(me->out, data, len);
