@@ -56,4 +56,32 @@ for src in ebpf preload preload:syscalls=libc; do
 		fail "$src: $left processes left stopped"
 done
 
+# --stacks in the container: every stack resolves through the mappings
+# and tables memtrack knows the process by (its namespace's pids, in BPF
+# too), in the process and in the children it forks.
+fprog="$MT_BUILDDIR/tests/progs/alloc-forktree"
+for src in ebpf preload; do
+	timeout 60 unshare --pid --fork --mount-proc "$MT" -q --source "$src" \
+		--stacks --sink "file:$T/st.mt" -- "$fprog" >/dev/null 2>"$T/err"
+	rc=$?
+	[ "$rc" -eq 0 ] || { fail "$src --stacks: exit $rc"; cat "$T/err"; }
+	"$MT" report --format json "$T/st.mt" >"$T/st.json" 2>"$T/err"
+	if "$PY" - "$T/st.json" >"$T/st.out" <<'EOF'; then
+import json, sys
+r = json.load(open(sys.argv[1]))
+sites = r["top_sites"]["bytes"] + r["top_sites"]["count"]
+pids = {s["pid"] for s in sites}
+cut = [s for s in sites if "[truncated]" in s["frames"]]
+# whole: from _start, or from a thread's clone
+whole = [s for s in sites if any(f == "_start" or f.startswith("__clone")
+                                 for f in s["frames"])]
+print("%d processes, %d sites, %d whole, %d cut" % (len(pids), len(sites), len(whole), len(cut)))
+sys.exit(0 if len(pids) > 1 and not cut and len(whole) == len(sites) else 1)
+EOF
+		ok "$src --stacks: $(cat "$T/st.out")"
+	else
+		fail "$src --stacks: $(cat "$T/st.out")"
+	fi
+done
+
 finish

@@ -252,6 +252,34 @@ static __always_inline u64 our_id(u64 id)
 	return id;
 }
 
+/* The pid of task t (not the current one: a child at fork) as memtrack's
+ * namespace sees it, as our_id() gives the current task's; tgid: its
+ * kernel pid, what is meant when memtrack runs in the root namespace.
+ * Namespaces nest 32 deep at most; 8 levels are looked at. */
+static __always_inline u32 our_pid_of(struct task_struct *t, u32 tgid)
+{
+	struct pid *p;
+	unsigned int level;
+
+	if (!pidns_ino) {
+		return tgid;
+	}
+	p = BPF_CORE_READ(t, thread_pid);
+	level = BPF_CORE_READ(p, level);
+	for (int i = 0; i < 8; i++) {
+		struct upid u;
+
+		if (i > (int)level ||
+		    bpf_probe_read_kernel(&u, sizeof(u), &p->numbers[i])) {
+			break;
+		}
+		if (BPF_CORE_READ(u.ns, ns.inum) == pidns_ino) {
+			return (u32)u.nr;
+		}
+	}
+	return tgid;
+}
+
 static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 {
 	struct mt_hold_key key;
@@ -645,7 +673,8 @@ static long unwind_step(u32 index, void *data)
 static __always_inline u32 walk_stack(struct pt_regs *ctx, u64 sp,
 				      struct mt_walk *w, u32 depth)
 {
-	u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	/* keyed as user space knows the process (our_id()) */
+	u32 tgid = our_id(bpf_get_current_pid_tgid()) >> 32;
 	struct mt_walk_ctx c = { .w = w };
 
 	c.proc = bpf_map_lookup_elem(&unw_procs, &tgid);
@@ -712,7 +741,7 @@ static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
 		}
 	}
 	s->id = sid;
-	s->pid = id >> 32;
+	s->pid = our_id(id) >> 32; /* the events' pid */
 	s->nframes = n;
 	unread = bpf_ringbuf_query(&stacks, BPF_RB_AVAIL_DATA);
 	flags = unread >= stack_wakeup_at ? BPF_RB_FORCE_WAKEUP :
@@ -932,15 +961,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	}
 	if (stack_depth) {
+		/* the ids user space knows the two processes by */
+		u32 ptgid = our_id(id) >> 32, ctgid = our_pid_of(child, tgid);
 		struct mt_ctl c = {
 			.type = MT_CTL_FORK,
-			.tgid = id >> 32,
-			.pad = tgid,
+			.tgid = ptgid,
+			.pad = ctgid,
 			.ts = bpf_ktime_get_ns(),
 		};
-
 		struct mt_unw_proc *maps;
-		u32 ptgid = id >> 32;
 
 		/* the child's stacks resolve through these mappings */
 		if (bpf_ringbuf_output(&ctl, &c, sizeof(c), 0)) {
@@ -949,9 +978,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		/* and are unwound with them from its first allocation */
 		maps = bpf_map_lookup_elem(&unw_procs, &ptgid);
 		if (maps) {
-			bpf_map_update_elem(&unw_procs, &tgid, maps, BPF_ANY);
+			bpf_map_update_elem(&unw_procs, &ctgid, maps, BPF_ANY);
 		} else {
-			bpf_map_delete_elem(&unw_procs, &tgid);
+			bpf_map_delete_elem(&unw_procs, &ctgid);
 		}
 	}
 	return 0;
@@ -969,8 +998,10 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	bpf_map_delete_elem(&threads, &id);
 	/* group_dead is decremented before this tracepoint */
 	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
+		u32 utgid = our_id(id) >> 32;
+
 		bpf_map_delete_elem(&tracked, &tgid);
-		bpf_map_delete_elem(&unw_procs, &tgid);
+		bpf_map_delete_elem(&unw_procs, &utgid);
 	}
 	return 0;
 }
