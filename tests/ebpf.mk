@@ -158,11 +158,14 @@ dist_noinst_SCRIPTS += tests/test-ebpf-holds.sh
 
 # tests/test-attach.sh: memtrack --pid (issue 25); skips without root and
 # BPF.
-check_PROGRAMS += tests/progs/attach-target
+check_PROGRAMS += tests/progs/attach-target tests/progs/attach-busy
 tests_progs_attach_target_SOURCES = tests/progs/attach-target.c
 tests_progs_attach_target_CFLAGS = $(PROG_CFLAGS) $(PTHREAD_CFLAGS)
 tests_progs_attach_target_LDADD = $(PTHREAD_LIBS)
+tests_progs_attach_busy_SOURCES = tests/progs/attach-busy.c
+tests_progs_attach_busy_CFLAGS = $(PROG_CFLAGS) $(PTHREAD_CFLAGS) -g
+tests_progs_attach_busy_LDADD = $(PTHREAD_LIBS)
 if ENABLE_EBPF
-TESTS += tests/test-attach.sh
+TESTS += tests/test-attach.sh tests/test-attach-busy.sh
 endif
-dist_noinst_SCRIPTS += tests/test-attach.sh
+dist_noinst_SCRIPTS += tests/test-attach.sh tests/test-attach-busy.sh

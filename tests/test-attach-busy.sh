@@ -1,0 +1,99 @@
+#!/bin/sh
+# memtrack --pid on a process whose 4 threads allocate all along, so that
+# the attach happens while they do (issue 25): every malloc that returned
+# after the attach time the file gives (MTKA) is in the file, with its
+# size, address and tid; none is from before it. With --stacks, every
+# stack is whole (from the thread's clone through thread_main).
+# Needs root and BPF: skips (77) without, fails under MEMTRACK_REQUIRE_BPF=1.
+set -u
+
+: "${MT_BUILDDIR:?}" "${MT_SRCDIR:?}"
+. "$MT_SRCDIR/tests/lib.sh"
+PROG="$MT_BUILDDIR/tests/progs/attach-busy"
+
+[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
+[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
+if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
+	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
+fi
+
+wait_for() {
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 400 ] || return 1
+		sleep 0.05
+	done
+}
+
+for opts in "" "--stacks"; do
+	name="attach while 4 threads allocate${opts:+ ($opts)}"
+	d="$T/d${opts:+s}"
+	mkdir -p "$d"
+	"$PROG" "$d" &
+	tpid=$!
+	wait_for "$d/state" ready || { fail "$name: the program never got ready"; kill "$tpid"; continue; }
+	sleep 0.2
+	# shellcheck disable=SC2086
+	"$MT" -v $opts --pid "$tpid" --sink "file:$d/rec.mt" 2>"$d/mt.err" &
+	mpid=$!
+	if ! wait_for "$d/mt.err" "attached to 1 process"; then
+		fail "$name: memtrack never attached"
+		sed 's/^/  | /' "$d/mt.err"
+		kill "$tpid" "$mpid"
+		continue
+	fi
+	sleep 0.5
+	kill -USR2 "$tpid"
+	wait "$tpid"
+	wait "$mpid"
+	rc=$?
+	[ "$rc" -eq 0 ] || { fail "$name: memtrack exit $rc"; sed 's/^/  | /' "$d/mt.err"; }
+	"$MT" dump "$d/rec.mt" >"$d/rec.jsonl"
+	"$MT" report --format json "$d/rec.mt" >"$d/rec.json"
+	if "$PY" - "$d" "$tpid" "$opts" >"$d/verify.out" 2>&1 <<'EOF'; then
+import json, struct, sys
+d, pid, stacks = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "--stacks"
+data = open(d + "/rec.mt", "rb").read()
+attached, at = None, data.find(b"MTKA")
+while at >= 8:
+    if struct.unpack_from("<I", data, at - 8)[0] == 0x184D2A50:
+        for k in range(struct.unpack_from("<I", data, at + 8)[0]):
+            p, _, ts = struct.unpack_from("<IIQ", data, at + 16 + 16 * k)
+            if p == pid:
+                attached = ts
+    at = data.find(b"MTKA", at + 1)
+if attached is None:
+    print("no MTKA record for", pid)
+    sys.exit(1)
+ev = [json.loads(l) for l in open(d + "/rec.jsonl")]
+got = {(e["tid"], e["addr"], e["size"]) for e in ev
+       if e["type"] == "Malloc" and 5000 <= e.get("size", 0) < 5004}
+early = [e for e in ev if e["timestamp"] < attached]
+bad, want = [], 0
+for t in range(4):
+    for line in open("%s/log-%d" % (d, t)):
+        tid, ns, addr = line.split()
+        # a call that returned 1 ms after the attach time: after it
+        if int(ns) > attached + 1000000:
+            want += 1
+            if (int(tid), int(addr, 16), 5000 + t) not in got:
+                bad.append(line.strip())
+print("%d mallocs after the attach, %d missing, %d events before it" % (want, len(bad), len(early)))
+ok = want > 100 and not bad and not early
+if stacks:
+    r = json.load(open(d + "/rec.json"))
+    sites = [s for s in r["top_sites"]["bytes"] if 5000 <= s["bytes"] / max(s["count"], 1) < 5004]
+    cut = [s for s in sites if "[truncated]" in s["frames"] or not any(f.startswith("thread_main") for f in s["frames"])]
+    print("%d sites of the threads, %d not through thread_main" % (len(sites), len(cut)))
+    ok = ok and sites and not cut
+sys.exit(0 if ok else 1)
+EOF
+		ok "$name: $(head -c 300 "$d/verify.out" | tr '\n' ';')"
+	else
+		fail "$name"
+		sed 's/^/  | /' "$d/verify.out" | head -20
+	fi
+done
+
+finish
