@@ -7,6 +7,9 @@
  * frames: two C++ instantiations whose names differ only past their
  * first hundred bytes are two sites.
  *
+ * A side recorded from an attach (memtrack --pid) is said to be: its
+ * sites count only what was allocated after the attach.
+ *
  * Sums saturate at 2^64 - 1 (mt_rep_sat_add()); a delta is exact, its
  * sign apart from its size, so that no difference of two such figures
  * wraps.
@@ -128,6 +131,22 @@ static int json_row(FILE *out, struct mt_rep *side[2], const struct drow *d,
 	return 0;
 }
 
+/* memtrack --pid: what a side's figures leave out */
+static void attach_line(FILE *out, char name, const struct mt_rep *r)
+{
+	size_t i, n = 0;
+
+	fprintf(out, "%c: recorded from an attach on (pid", name);
+	for (i = 0; i < r->nprocs; i++) {
+		if (r->procs[i].attached) {
+			fprintf(out, "%s %d", n++ ? "," : "",
+				(int)r->procs[i].pid);
+		}
+	}
+	fprintf(out, "): what %s allocated before it is not counted\n",
+		n == 1 ? "it" : "they");
+}
+
 static void text_row(FILE *out, const uint64_t bytes[2],
 		     const uint64_t count[2], const char *name)
 {
@@ -191,6 +210,10 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 			a->damaged || b->damaged ? "true" : "false",
 			a->damaged ? "true" : "false",
 			b->damaged ? "true" : "false");
+		fprintf(out, ",\"attached\":%s,\"attached_a\":%s,\"attached_b\":%s",
+			a->nattached || b->nattached ? "true" : "false",
+			a->nattached ? "true" : "false",
+			b->nattached ? "true" : "false");
 		fprintf(out, ",\"saturated\":%s",
 			tb[0] == UINT64_MAX || tb[1] == UINT64_MAX ? "true" :
 								     "false");
@@ -204,6 +227,9 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 			if (side[k]->damaged) {
 				fprintf(out, "%c: damaged file, the %" PRIu64 " events before the damage\n",
 					"AB"[k], side[k]->events);
+			}
+			if (side[k]->nattached) {
+				attach_line(out, "AB"[k], side[k]);
 			}
 		}
 		if (tb[0] == UINT64_MAX || tb[1] == UINT64_MAX) {

@@ -43,11 +43,15 @@ static void td_count(FILE *out, uint64_t v)
 	fprintf(out, "<td>%" PRIu64 "</td>", v);
 }
 
-static void row(FILE *out, const char *name, const struct mt_rep_proc *p)
+static void row(FILE *out, const char *name, const struct mt_rep_proc *p,
+		bool attach_column)
 {
 	fprintf(out, "<tr><td>%s</td>", name);
 	td_count(out, p->allocs);
 	td_count(out, p->frees);
+	if (attach_column) {
+		td_count(out, p->frees_before_attach);
+	}
 	td_count(out, p->temporary);
 	td_bytes(out, p->bytes_allocated);
 	td_bytes(out, p->peak);
@@ -64,14 +68,42 @@ static void summary(FILE *out, const struct mt_rep *r)
 	char name[32];
 	size_t i;
 
-	fprintf(out, "<table>\n<tr><th>process</th><th>allocations</th><th>frees</th><th>temporary</th><th>bytes allocated</th><th>peak heap</th><th>peak at</th><th>leaked blocks</th><th>leaked bytes</th><th>peak mmap'd</th></tr>\n");
+	fprintf(out, "<table>\n<tr><th>process</th><th>allocations</th><th>frees</th>%s<th>temporary</th><th>bytes allocated</th><th>peak heap</th><th>peak at</th><th>leaked blocks</th><th>leaked bytes</th><th>peak mmap'd</th></tr>\n",
+		r->nattached ? "<th>frees before attach</th>" : "");
 	for (i = 0; i < r->nprocs; i++) {
-		snprintf(name, sizeof(name), "pid %d", (int)r->procs[i].pid);
-		row(out, name, &r->procs[i]);
+		snprintf(name, sizeof(name), "pid %d%s", (int)r->procs[i].pid,
+			 r->procs[i].attached ? " (attached)" : "");
+		row(out, name, &r->procs[i], r->nattached);
 	}
 	mt_rep_total(r, &total);
-	row(out, "total", &total);
+	row(out, "total", &total, r->nattached);
 	fprintf(out, "</table>\n");
+}
+
+/* What the figures of an attached process cover (memtrack --pid). */
+static void attach_note(FILE *out, const struct mt_rep *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nprocs; i++) {
+		const struct mt_rep_proc *p = &r->procs[i];
+		char t[32];
+
+		if (!p->attached) {
+			continue;
+		}
+		mt_rep_human_time(p->attached_ts < 0 ?
+					  0 - (uint64_t)p->attached_ts :
+					  (uint64_t)p->attached_ts,
+				  t, sizeof(t));
+		fprintf(out, "<p><strong>pid %d was attached to</strong> (%s %s the first event): its figures cover what it did from the attach on. "
+			"%" PRIu64 " frees of blocks allocated before the attach are counted apart (their sizes are not recorded); "
+			"its peak heap is above the heap it had at the attach, which is unknown; "
+			"its leaks are blocks allocated after the attach and still live at the end.</p>\n",
+			(int)p->pid, t,
+			p->attached_ts < 0 ? "before" : "after",
+			p->frees_before_attach);
+	}
 }
 
 /*
@@ -155,6 +187,11 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		fprintf(out, "<p><strong>Some figures reached %" PRIu64 " B and saturated there (&#x2265;): the sums are at least that.</strong></p>\n",
 			UINT64_MAX);
 	}
+	if (r->damaged_meta) {
+		fprintf(out, "<p><strong>Damaged metadata: %" PRIu64 " payload%s left out.</strong></p>\n",
+			r->damaged_meta, r->damaged_meta == 1 ? "" : "s");
+	}
+	attach_note(out, r);
 	summary(out, r);
 	fprintf(out, "<div id=\"main\">\n<div id=\"charts\">\n"
 		"<div id=\"controls\"><input type=\"search\" id=\"search\" placeholder=\"search frames\" size=\"30\"/> "

@@ -6,6 +6,11 @@
  * A byte figure of 2^64 - 1 saturated ("saturated": true): at least that.
  * A site's "name" is the frame the text and html reports name it by
  * (mt_rep_site_name()).
+ *
+ * A process recorded from an attach on (memtrack --pid) is "attached",
+ * with the attach's time (below 0 when it came before the first event);
+ * its frees of blocks the recording lacks are "frees_before_attach", its
+ * "unmatched_frees" 0.
  */
 #include "config.h"
 
@@ -15,7 +20,9 @@
 
 #include "report-model.h"
 
-static void json_proc(FILE *out, const struct mt_rep_proc *p, bool total)
+/* nattached: of the total, how many of its processes were attached */
+static void json_proc(FILE *out, const struct mt_rep_proc *p, bool total,
+		      size_t nattached)
 {
 	unsigned int k;
 	bool first = true;
@@ -35,13 +42,15 @@ static void json_proc(FILE *out, const struct mt_rep_proc *p, bool total)
 	}
 	fprintf(out,
 		"},\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
-		",\"unmatched_frees\":%" PRIu64 ",\"temporary\":%" PRIu64
+		",\"unmatched_frees\":%" PRIu64
+		",\"frees_before_attach\":%" PRIu64 ",\"temporary\":%" PRIu64
 		",\"bytes_allocated\":%" PRIu64 ",\"bytes_freed\":%" PRIu64
 		",\"peak\":%" PRIu64 ",\"peak_time_ns\":%" PRIu64
 		",\"leaked_blocks\":%" PRIu64 ",\"leaked_bytes\":%" PRIu64
 		",\"peak_mmapped\":%" PRIu64 ",\"peak_mmapped_time_ns\":%" PRIu64
 		",\"mmapped\":%" PRIu64 ",\"munmapped\":%" PRIu64,
-		p->allocs, p->frees, p->unmatched_frees, p->temporary,
+		p->allocs, p->frees, p->unmatched_frees,
+		p->frees_before_attach, p->temporary,
 		p->bytes_allocated, p->bytes_freed, p->peak, p->peak_ts,
 		p->live_blocks, p->live, p->peak_mapped, p->peak_mapped_ts,
 		p->bytes_mmapped, p->bytes_munmapped);
@@ -62,6 +71,14 @@ static void json_proc(FILE *out, const struct mt_rep_proc *p, bool total)
 		fprintf(out, ",\"first_time_ns\":%" PRIu64
 			",\"last_time_ns\":%" PRIu64,
 			p->first_ts, p->last_ts);
+		if (p->attached) {
+			fprintf(out, ",\"attached\":true,\"attached_time_ns\":%" PRId64,
+				p->attached_ts);
+		} else {
+			fprintf(out, ",\"attached\":false,\"attached_time_ns\":null");
+		}
+	} else {
+		fprintf(out, ",\"attached_processes\":%zu", nattached);
 	}
 	fputc('}', out);
 }
@@ -104,8 +121,9 @@ int mt_rep_json(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 
 	fprintf(out, "{\"file\":");
 	mt_rep_json_str(out, r->path);
-	fprintf(out, ",\"damaged\":%s,\"saturated\":%s,\"events\":%" PRIu64,
-		r->damaged ? "true" : "false",
+	fprintf(out, ",\"damaged\":%s,\"damaged_metadata\":%" PRIu64
+		",\"saturated\":%s,\"events\":%" PRIu64,
+		r->damaged ? "true" : "false", r->damaged_meta,
 		mt_rep_saturated(r) ? "true" : "false", r->events);
 	if (o->has_pid) {
 		fprintf(out, ",\"pid_filter\":%d", (int)o->pid);
@@ -115,11 +133,11 @@ int mt_rep_json(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		if (i) {
 			fputc(',', out);
 		}
-		json_proc(out, &r->procs[i], false);
+		json_proc(out, &r->procs[i], false, 0);
 	}
 	mt_rep_total(r, &total);
 	fprintf(out, "],\"total\":");
-	json_proc(out, &total, true);
+	json_proc(out, &total, true, r->nattached);
 
 	fprintf(out, ",\"largest\":[");
 	for (i = 0; i < r->nbig; i++) {

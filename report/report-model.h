@@ -71,6 +71,12 @@ struct mt_rep_proc {
 	uint64_t brk_first, brk_last, brk_max;
 	bool has_brk;
 	uint64_t first_ts, last_ts; /* relative to the first event, ns */
+	/* memtrack --pid: recorded from attached_ts on (relative to the
+	 * first event, so mostly a little below 0); its frees of blocks the
+	 * recording does not hold are frees_before_attach, not unmatched */
+	bool attached;
+	int64_t attached_ts;
+	uint64_t frees_before_attach;
 	struct mt_rep_series series;
 	/* live, peak, mapped, peak_mapped, exact */
 	mt_rep_level lv_live, lv_peak, lv_mapped, lv_peak_mapped;
@@ -117,6 +123,8 @@ struct mt_rep {
 	uint64_t events;   /* events read (after --pid) */
 	bool damaged;      /* the decoder stopped early */
 	bool too_many;     /* processes beyond MT_REP_MAX_PROCS left out */
+	uint64_t damaged_meta; /* metadata payloads left out as damaged */
+	size_t nattached;  /* processes with an attach mark */
 	bool have_t0;
 	uint64_t t0;       /* absolute timestamp of the first event */
 

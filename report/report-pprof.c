@@ -7,7 +7,9 @@
  * at the end, or with --at peak at the moment of the peak), labelled with
  * its pid. Their sums are the text and json reports' totals. pprof's
  * values are signed: one above 2^63 - 1 is given as 2^63 - 1, and the
- * profile's comment says that values saturated.
+ * profile's comment says that values saturated. A process recorded from
+ * an attach on (memtrack --pid) has a comment that says so and counts its
+ * frees of blocks from before it.
  *
  * A stack's frames become locations (one per frame: its address, in the
  * mapping of the process it was in, with the file's build-id) whose lines
@@ -536,7 +538,7 @@ int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		{ "inuse_objects", "count" }, { "inuse_space", "bytes" },
 	};
 	ValueType vt[4], *vtp[4], period;
-	int64_t comment;
+	int64_t *comments = NULL;
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct pp pp = { .r = r };
 	struct mt_rep_proc total;
@@ -575,14 +577,34 @@ int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	}
 	mt_rep_total(r, &total);
 	prof.duration_nanos = value(&pp, total.last_ts);
+	comments = calloc(1 + r->nattached, sizeof(*comments));
+	if (!comments) {
+		goto end;
+	}
 	if (pp.saturated) {
-		comment = str_id(&pp, "values above 2^63 - 1 saturated: at least that");
-		if (comment < 0) {
+		comments[prof.n_comment] = str_id(&pp, "values above 2^63 - 1 saturated: at least that");
+		if (comments[prof.n_comment++] < 0) {
 			goto end;
 		}
-		prof.comment = &comment;
-		prof.n_comment = 1;
 	}
+	/* inuse is what was allocated after the attach and is live: the
+	 * blocks from before are not in the recording, and their frees
+	 * take nothing off */
+	for (i = 0; i < r->nprocs && prof.n_comment <= r->nattached; i++) {
+		char said[256];
+
+		if (!r->procs[i].attached) {
+			continue;
+		}
+		snprintf(said, sizeof(said),
+			 "pid %d: attached, recorded from the attach on: in use counts only blocks allocated after it; %" PRIu64 " frees of blocks allocated before the attach are not counted",
+			 (int)r->procs[i].pid, r->procs[i].frees_before_attach);
+		comments[prof.n_comment] = str_id(&pp, said);
+		if (comments[prof.n_comment++] < 0) {
+			goto end;
+		}
+	}
+	prof.comment = comments;
 	prof.n_sample_type = 4;
 	prof.sample_type = vtp;
 	prof.period_type = &period;
@@ -611,6 +633,7 @@ end:
 		mt_err("standard output: %s", strerror(errno ? errno : EIO));
 	}
 	free(buf);
+	free(comments);
 	pp_free(&pp);
 	return err;
 }

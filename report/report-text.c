@@ -48,12 +48,24 @@ static double ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
+enum attach {
+	NONE,
+	ATTACHED,      /* the process was recorded from an attach on */
+	SOME_ATTACHED, /* the total, of which some processes were */
+};
+
+/* An attached process's figures say what they cover: the heap it had
+ * before the attach is not in the recording (memtrack --pid). */
 static void print_proc(FILE *out, const struct mt_rep_proc *p,
-		       const char *title)
+		       const char *title, enum attach attached)
 {
 	unsigned int k;
 
 	fprintf(out, "%s\n", title);
+	if (p->attached) {
+		fprintf(out, "  %-22s %.3f ms (times are from the first event); what it did before is not in the recording\n",
+			"attached at", (double)p->attached_ts / 1e6);
+	}
 	fprintf(out, "  %-22s", "events");
 	for (k = 0; k < MT_EV_KIND_COUNT; k++) {
 		if (p->by_kind[k]) {
@@ -68,14 +80,28 @@ static void print_proc(FILE *out, const struct mt_rep_proc *p,
 		fprintf(out, "  %-22s %" PRIu64 "\n", "unmatched frees",
 			p->unmatched_frees);
 	}
+	if (attached) {
+		/* a Free carries no size in the format: counted only */
+		fprintf(out, "  %-22s %" PRIu64 " frees of blocks allocated before the attach (sizes not recorded)\n",
+			"frees before attach", p->frees_before_attach);
+	}
 	fprintf(out, "  %-22s %" PRIu64 " (freed before the thread's next allocation)\n",
 		"temporary", p->temporary);
 	print_bytes(out, "bytes allocated", p->bytes_allocated);
 	print_bytes(out, "bytes freed", p->bytes_freed);
 	print_bytes(out, "peak live heap", p->peak);
+	if (attached) {
+		fprintf(out, "  %-22s %s\n", "",
+			attached == ATTACHED ?
+				"above the heap at the attach, which is unknown" :
+				"of an attached process: above its heap at the attach, which is unknown");
+	}
 	fprintf(out, "  %-22s %.3f ms\n", "peak heap time", ms(p->peak_ts));
-	fprintf(out, "  %-22s %" PRIu64 " blocks, %" PRIu64 " B\n",
-		"live at end", p->live_blocks, p->live);
+	fprintf(out, "  %-22s %" PRIu64 " blocks, %" PRIu64 " B%s\n",
+		"live at end", p->live_blocks, p->live,
+		attached == ATTACHED ? " (allocated after the attach)" :
+		attached ? " (of an attached process: allocated after the attach)" :
+			   "");
 	if (p->peak_mapped || p->bytes_munmapped) {
 		print_bytes(out, "peak mmap'd", p->peak_mapped);
 		fprintf(out, "  %-22s %.3f ms\n", "peak mmap'd time",
@@ -145,7 +171,7 @@ int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 {
 	struct mt_rep_frames f = { 0 };
 	struct mt_rep_proc total;
-	char title[96], label[48], h[32];
+	char title[160], label[48], h[32], attached[40];
 	uint64_t most = 0;
 	unsigned int k;
 	size_t i;
@@ -153,15 +179,24 @@ int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 
 	(void)o;
 	for (i = 0; i < r->nprocs; i++) {
-		snprintf(title, sizeof(title), "process %d",
-			 (int)r->procs[i].pid);
-		print_proc(out, &r->procs[i], title);
+		const struct mt_rep_proc *p = &r->procs[i];
+
+		snprintf(title, sizeof(title), "process %d%s", (int)p->pid,
+			 p->attached ? " (attached: recorded from the attach on)" :
+				       "");
+		print_proc(out, p, title, p->attached ? ATTACHED : NONE);
 	}
 	mt_rep_total(r, &total);
-	snprintf(title, sizeof(title), "total (%zu process%s%s)", r->nprocs,
-		 r->nprocs == 1 ? "" : "es",
+	snprintf(attached, sizeof(attached), "; %zu attached", r->nattached);
+	snprintf(title, sizeof(title), "total (%zu process%s%s%s)", r->nprocs,
+		 r->nprocs == 1 ? "" : "es", r->nattached ? attached : "",
 		 r->damaged ? "; damaged file: events before the damage" : "");
-	print_proc(out, &total, title);
+	print_proc(out, &total, title, r->nattached ? SOME_ATTACHED : NONE);
+	if (r->damaged_meta) {
+		fprintf(out, "  %-22s %" PRIu64 " payload%s left out\n",
+			"damaged metadata", r->damaged_meta,
+			r->damaged_meta == 1 ? "" : "s");
+	}
 	if (mt_rep_saturated(r)) {
 		fprintf(out, "  %" PRIu64 " B, in any figure: saturated, the sum is at least that\n",
 			UINT64_MAX);
@@ -209,7 +244,10 @@ int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	    (err = print_sites(out, r, MT_REP_BY_COUNT,
 			       "number of allocations", &f)) < 0 ||
 	    (err = print_sites(out, r, MT_REP_BY_PEAK, title, &f)) < 0 ||
-	    (err = print_sites(out, r, MT_REP_BY_LEAK, "leaks (live at end)",
+	    (err = print_sites(out, r, MT_REP_BY_LEAK,
+			       r->nattached ?
+				       "leaks (live at end; of an attached process, allocated after the attach)" :
+				       "leaks (live at end)",
 			       &f)) < 0) {
 		goto end;
 	}

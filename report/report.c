@@ -6,7 +6,9 @@
  * Heap accounting follows the blocks: an allocation adds its size to the
  * live heap of its process, a free subtracts the size recorded for that
  * address. A free of an address never seen allocated (allocated before
- * recording began) counts as unmatched and changes nothing. A realloc is the
+ * recording began) counts as unmatched and changes nothing; in a process
+ * with an attach mark (memtrack --pid, report-attach.h) it is the free of
+ * a block allocated before the attach. A realloc is the
  * free of old_addr followed by an allocation. An allocation at address 0
  * (a failed call, realloc(p, 0)) is not an allocation.
  *
@@ -33,6 +35,7 @@
 
 #include "array.h"
 #include "report-analyze.h"
+#include "report-attach.h"
 #include "report-map.h"
 #include "report-model.h"
 #include "symbolize.h"
@@ -65,6 +68,8 @@ struct mt_rep_state {
 	uint64_t cur_tkey;
 	struct thread *cur_thread;
 	uint64_t series_buckets; /* allocated, all processes */
+	/* the decoder's thread fills it, mt_rep_finish() applies it */
+	struct mt_rep_marks marks;
 	int err;
 };
 
@@ -309,6 +314,7 @@ void mt_rep_total(const struct mt_rep *r, struct mt_rep_proc *t)
 		t->allocs += p->allocs;
 		t->frees += p->frees;
 		t->unmatched_frees += p->unmatched_frees;
+		t->frees_before_attach += p->frees_before_attach;
 		t->temporary += p->temporary;
 		t->bytes_allocated = mt_rep_sat_add(t->bytes_allocated,
 						    p->bytes_allocated);
@@ -905,6 +911,9 @@ int mt_rep_on_meta(void *ctx, unsigned int variant, const void *data,
 	struct mt_rep_state *st = ctx;
 
 	(void)variant;
+	if (len >= 4 && !memcmp(data, "MTKA", 4)) {
+		return mt_rep_marks_meta(&st->marks, data, len, st->rep.path);
+	}
 	if (len < 4 || (memcmp(data, "MTKT", 4) && memcmp(data, "MTKM", 4))) {
 		return 0;
 	}
@@ -957,6 +966,8 @@ struct mt_rep *mt_rep_finish(struct mt_rep_state *st)
 	r->peak = mt_rep_sat(r->lv_peak);
 	r->mapped = mt_rep_sat(r->lv_mapped);
 	r->peak_mapped = mt_rep_sat(r->lv_peak_mapped);
+	mt_rep_marks_apply(&st->marks, r);
+	r->damaged_meta = st->marks.damaged + mt_sym_damaged(r->sym);
 	/* the block tables are only needed while reading */
 	free(st->live.slots);
 	free(st->proc_idx.slots);
@@ -986,5 +997,6 @@ void mt_rep_free(struct mt_rep_state *st)
 	free(st->rep.sites);
 	mt_rep_wrappers_free(&st->rep);
 	mt_sym_free(st->rep.sym);
+	mt_rep_marks_free(&st->marks);
 	free(st);
 }

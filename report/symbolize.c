@@ -126,6 +126,7 @@ struct mt_sym {
 	size_t stacks_cap, nstacks;
 	struct mt_idx_map stack_idx;
 	bool warned_damage;
+	size_t ndamaged; /* payloads left out */
 	/* (module, offset) -> resolved */
 	struct mt_idx_map res_idx;
 	struct resolved **res;
@@ -205,6 +206,11 @@ void mt_sym_free(struct mt_sym *s)
 		dlclose(s->cxx);
 	}
 	free(s);
+}
+
+size_t mt_sym_damaged(const struct mt_sym *s)
+{
+	return s ? s->ndamaged : 0;
 }
 
 size_t mt_sym_nstacks(const struct mt_sym *s)
@@ -342,6 +348,7 @@ static int64_t module_get(struct mt_sym *s, const char *path, size_t plen,
 
 static void damaged(struct mt_sym *s, const char *name, const char *what)
 {
+	s->ndamaged++;
 	if (!s->warned_damage) {
 		mt_warn("%s: damaged %s metadata ignored: stacks may show unnamed or missing frames",
 			name, what);

@@ -27,6 +27,9 @@ void mt_sym_free(struct mt_sym *s);
 int mt_sym_meta(struct mt_sym *s, const void *data, size_t len,
 		const char *name);
 
+/* Payloads left out as damaged (s may be NULL). */
+size_t mt_sym_damaged(const struct mt_sym *s);
+
 /* Stacks known (the recording has a stack table). */
 size_t mt_sym_nstacks(const struct mt_sym *s);
 

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The attach marks of a recording ("MTKA", memtrack --pid): which
+ * processes were recorded from a moment on rather than from their start,
+ * and when. report.c keeps them apart from the analysis while the file is
+ * read (they come on the decoder's thread, report-pipe.c) and applies
+ * them to the model once, in mt_rep_finish().
+ */
+#ifndef MT_REPORT_REPORT_ATTACH_H
+#define MT_REPORT_REPORT_ATTACH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_rep;
+
+struct mt_rep_mark {
+	int32_t pid;
+	uint64_t ts;  /* CLOCK_MONOTONIC ns, the events' clock */
+	size_t order; /* in the file: the first mark of a pid holds */
+};
+
+struct mt_rep_marks {
+	struct mt_rep_mark *m;
+	size_t n, cap;
+	uint64_t damaged; /* payloads left out */
+	bool warned;
+};
+
+/*
+ * An "MTKA" payload (tag included), checked whole: header, version,
+ * checksum and a record count that matches its length exactly. A payload
+ * that fails any of it is left out (counted, a warning naming `name`
+ * once): none of its marks is used. Returns 0 or -ENOMEM.
+ */
+int mt_rep_marks_meta(struct mt_rep_marks *k, const void *data, size_t len,
+		      const char *name);
+
+/*
+ * Marks the processes of r that have a mark (a mark for a process without
+ * an event changes nothing): their frees of blocks the recording does not
+ * hold are frees of blocks allocated before the attach, not unmatched
+ * ones. Needs r->t0. Empties k of its marks (not of its count of damaged
+ * payloads); a second call does nothing.
+ */
+void mt_rep_marks_apply(struct mt_rep_marks *k, struct mt_rep *r);
+
+void mt_rep_marks_free(struct mt_rep_marks *k);
+
+#endif /* MT_REPORT_REPORT_ATTACH_H */
