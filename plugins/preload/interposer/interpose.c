@@ -1109,7 +1109,7 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 #undef F
 #undef X
 
-#define OH_(sym) { #sym, (void *)hook_##sym },
+#define OH_(sym) { #sym, (void *)hook_##sym, (void **)&real_##sym.fn },
 #define M(sym, shape) OH_(sym)
 #define C(sym, shape) OH_(sym)
 #define R(sym, shape) OH_(sym)
@@ -1843,6 +1843,15 @@ void *pl_dlsym_handle(void *handle, const char *name)
 	uint32_t i, n;
 	void *p;
 
+	if (__atomic_load_n(&pl_opt_dirty, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&state, __ATOMIC_ACQUIRE) == ST_ON) {
+		/* after a dlopen, before the program calls into what it
+		 * loaded (optional.h) */
+		self.depth++;
+		pl_opt_rescan();
+		self.depth--;
+	}
+
 	p = next(handle, name);
 	if (!p || !name) {
 		return p;
@@ -1963,7 +1972,7 @@ __asm__(".text\n"
 	".globl dlopen\n"
 	".type dlopen, @function\n"
 	"dlopen:\n"
-	"	movl $1, pl_opt_dirty(%rip)\n"
+	"	movl $2, pl_opt_dirty(%rip)\n"
 	"	movq pl_real_dlopen(%rip), %rax\n"
 	"	testq %rax, %rax\n"
 	"	jz 1f\n"

@@ -30,14 +30,22 @@
  *     has not relocated yet (an allocation made by ld.so during that
  *     dlopen) is not marked seen and keeps the objects dirty; it is
  *     bound at the first entry after its relocation (its constructors'
- *     allocations included).
+ *     allocations included); dlsym(handle, ...), which usually follows a
+ *     dlopen, rescans too. A rescan that finds nothing new (ld.so
+ *     allocates before it maps, and a dlopen may load nothing) keeps the
+ *     objects dirty for IDLE_MAX more.
+ *   - A fork waits for a rescan in another thread to end (an atfork
+ *     handler): ld.so's list lock, held by a thread the fork leaves
+ *     behind, would stay held in the child, whose next walk of the list
+ *     (ours, libunwind's) would wait for ever.
  *
  * Why not LD_AUDIT's la_symbind, which sees every binding as ld.so makes
  * it: an audit library is loaded in a namespace of its own with a second
  * copy of libc in every traced process (mapped, initialised, visible in
- * /proc/PID/maps and to every tool that reads them), its bindings of BIND_NOW
- * objects depend on the glibc version (2.35+), and a second variable in
- * the environment would have to be carried across exec as LD_PRELOAD is.
+ * /proc/PID/maps and to every tool that reads them), its bindings of
+ * BIND_NOW objects depend on the glibc version (2.35+), and a second
+ * variable in the environment would have to be carried across exec as
+ * LD_PRELOAD is.
  * The GOT is what ld.so wrote; rewriting the entries it bound costs one
  * pass over the relocations of each object, once.
  *
@@ -59,6 +67,7 @@
 
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -95,17 +104,61 @@ static const struct pl_opt_hook *tab;
 static size_t ntab;
 static uintptr_t self_addr;
 static uintptr_t page_size;
-/* some loaded object defines tab[i] (a lazy stub may get the hook) */
+/* some loaded object defines tab[i] (a lazy stub may get the hook), and
+ * the first such definition found, in load order (what a lazy stub's
+ * hook calls when nothing better is known) */
 static unsigned char defined[OPT_MAX];
+static void *def_addr[OPT_MAX];
+/* 1 while a thread rescans, and from a fork's prepare to its end: a
+ * child must not inherit ld.so's list lock held by a thread of ours that
+ * the fork left behind (glibc does not reset it in the child) */
 static int busy;
 /* rescans in a row that found an object not relocated yet: ld.so
  * relocates within its dlopen, so past this an object is taken as it
  * is (its relocation test misled), rather than rescanned for ever */
 #define UNSETTLED_MAX 4096
 static unsigned unsettled_runs;
+/* rescans in a row that found no object to bind since the last dlopen:
+ * its objects may not be listed yet (ld.so allocates before it maps), or
+ * it loaded nothing new (the object was there, RTLD_NOLOAD) */
+#define IDLE_MAX 64
+static unsigned idle_runs;
 static uintptr_t seen[SEEN_SLOTS];
 static size_t nseen;
 static unsigned long long seen_subs;
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+/* this thread holds busy: in a rescan, or between a fork's prepare and
+ * its end */
+static __thread int holding __attribute__((tls_model("initial-exec")));
+
+static void fork_prepare(void)
+{
+	if (holding) {
+		return; /* a handler that forks on top of our own rescan */
+	}
+	/* a rescan takes microseconds and waits for nothing of ours */
+	while (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) {
+		cpu_relax();
+	}
+	holding = 2;
+}
+
+static void fork_done(void)
+{
+	if (holding == 2) {
+		holding = 0;
+		__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	}
+}
 
 void pl_opt_init(struct pl_opt_hook *t, size_t n, const void *self)
 {
@@ -130,7 +183,8 @@ void pl_opt_init(struct pl_opt_hook *t, size_t n, const void *self)
 	if (!page_size) {
 		page_size = 4096;
 	}
-	__atomic_store_n(&pl_opt_dirty, 1, __ATOMIC_RELEASE);
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+	__atomic_store_n(&pl_opt_dirty, 2, __ATOMIC_RELEASE);
 }
 
 static int find(const char *name)
@@ -300,16 +354,16 @@ static const char *sym_name(const struct obj *o, uint32_t idx)
 	return off < o->strsz ? o->strtab + off : NULL;
 }
 
-static int sym_defines(const ElfW(Sym) *s)
+static const ElfW(Sym) *sym_defines(const ElfW(Sym) *s)
 {
 	unsigned t = ELF64_ST_TYPE(s->st_info);
 
 	return s->st_shndx != SHN_UNDEF && s->st_value &&
-	       (t == STT_FUNC || t == STT_GNU_IFUNC);
+	       (t == STT_FUNC || t == STT_GNU_IFUNC) ? s : NULL;
 }
 
-/* Does o define name (a function it exports)? */
-static int obj_defines(const struct obj *o, const char *name)
+/* The function o exports as name, or NULL. */
+static const ElfW(Sym) *obj_defines(const struct obj *o, const char *name)
 {
 	if (o->gnu_hash) {
 		const uint32_t *g = o->gnu_hash;
@@ -323,7 +377,7 @@ static int obj_defines(const struct obj *o, const char *name)
 		const unsigned char *p;
 
 		if (!nb || !nbloom) {
-			return 0;
+			return NULL;
 		}
 		for (p = (const unsigned char *)name; *p; p++) {
 			h = h * 33 + *p;
@@ -332,11 +386,11 @@ static int obj_defines(const struct obj *o, const char *name)
 		m = ((ElfW(Addr))1 << (h % bits)) |
 		    ((ElfW(Addr))1 << ((h >> shift) % bits));
 		if ((w & m) != m) {
-			return 0;
+			return NULL;
 		}
 		i = buckets[h % nb];
 		if (i < symoff) {
-			return 0;
+			return NULL;
 		}
 		for (;; i++) {
 			uint32_t h2 = chain[i - symoff];
@@ -347,7 +401,7 @@ static int obj_defines(const struct obj *o, const char *name)
 				return sym_defines(&o->symtab[i]);
 			}
 			if (h2 & 1) {
-				return 0;
+				return NULL;
 			}
 		}
 	}
@@ -358,7 +412,7 @@ static int obj_defines(const struct obj *o, const char *name)
 		const unsigned char *p;
 
 		if (!nb) {
-			return 0;
+			return NULL;
 		}
 		for (p = (const unsigned char *)name; *p; p++) {
 			h = (h << 4) + *p;
@@ -376,7 +430,7 @@ static int obj_defines(const struct obj *o, const char *name)
 			}
 		}
 	}
-	return 0;
+	return NULL;
 }
 
 /*
@@ -405,8 +459,12 @@ static int obj_relocated(const struct obj *o)
 		}
 	}
 	if (o->jmprelsz) {
-		return *(const uintptr_t *)(o->base + o->jmprel[0].r_offset) >=
-		       o->base;
+		/* before: the stub's link-time address; after: the stub at
+		 * its load address, or the function bound */
+		uintptr_t v = *(const uintptr_t *)(o->base +
+						   o->jmprel[0].r_offset);
+
+		return v < o->lo - o->base || v >= o->hi - o->base;
 	}
 	return 1;
 }
@@ -468,8 +526,19 @@ static void bind_rels(const struct obj *o, const ElfW(Rela) *rel, size_t n)
 			continue; /* bound here already, or to nothing */
 		}
 		if (type == R_JUMP_SLOT && (uintptr_t)cur >= o->lo &&
-		    (uintptr_t)cur < o->hi && !defined[k]) {
-			continue; /* a lazy stub of a name nobody defines */
+		    (uintptr_t)cur < o->hi) {
+			if (!defined[k]) {
+				continue; /* a lazy stub of a name nobody
+					   * defines */
+			}
+			cur = def_addr[k]; /* what it would bind, roughly */
+		}
+		if (cur && tab[k].real) {
+			void *none = NULL;
+
+			__atomic_compare_exchange_n(tab[k].real, &none, cur, 0,
+						    __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED);
 		}
 		store(o, (void **)a, tab[k].hook);
 	}
@@ -478,6 +547,7 @@ static void bind_rels(const struct obj *o, const ElfW(Rela) *rel, size_t n)
 struct pass {
 	int grew;      /* a name got its first definition */
 	int unsettled; /* an object not relocated yet */
+	int bound;     /* an object looked at for the first time */
 	int first;
 };
 
@@ -509,9 +579,16 @@ static int note_defs(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	}
 	for (k = 0; k < ntab; k++) {
-		if (!defined[k] && obj_defines(&o, tab[k].name)) {
-			defined[k] = 1;
-			p->grew = 1;
+		const ElfW(Sym) *s;
+
+		if (defined[k] || !(s = obj_defines(&o, tab[k].name))) {
+			continue;
+		}
+		defined[k] = 1;
+		p->grew = 1;
+		/* an IFUNC's value is its resolver, not the function */
+		if (ELF64_ST_TYPE(s->st_info) == STT_FUNC) {
+			def_addr[k] = (void *)(o.base + s->st_value);
 		}
 	}
 	return 0;
@@ -538,18 +615,23 @@ static int bind_obj(struct dl_phdr_info *info, size_t size, void *data)
 	bind_rels(&o, o.jmprel, o.jmprelsz);
 	bind_rels(&o, o.rela, o.relasz);
 	mark_seen((uintptr_t)info->dlpi_phdr);
+	p->bound = 1;
 	return 0;
 }
 
 void pl_opt_rescan(void)
 {
-	struct pass p = { 0, 0, 1 };
+	struct pass p = { 0, 0, 0, 1 };
 
 	if (!ntab || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) {
-		return;
+		return; /* another thread's rescan does the work */
 	}
-	/* before looking: a dlopen from now on marks it again */
-	__atomic_store_n(&pl_opt_dirty, 0, __ATOMIC_SEQ_CST);
+	holding = 1;
+	/* before looking: a dlopen from now on marks it again; 2 is a
+	 * dlopen's own mark (interpose.c), 1 a rescan's to come back */
+	if (__atomic_exchange_n(&pl_opt_dirty, 0, __ATOMIC_SEQ_CST) == 2) {
+		idle_runs = 0;
+	}
 	dl_iterate_phdr(note_defs, &p);
 	if (p.grew) {
 		/* lazy stubs of objects bound before may get hooks now */
@@ -562,5 +644,12 @@ void pl_opt_rescan(void)
 	} else {
 		unsettled_runs = 0;
 	}
+	if (p.bound || p.unsettled) {
+		idle_runs = 0;
+	} else if (++idle_runs < IDLE_MAX) {
+		/* not listed yet, maybe: look again at the next entry */
+		__atomic_store_n(&pl_opt_dirty, 1, __ATOMIC_RELEASE);
+	}
+	holding = 0;
 	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 }

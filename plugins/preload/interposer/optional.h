@@ -16,6 +16,12 @@
 struct pl_opt_hook {
 	const char *name;
 	void *hook;
+	/* the hook's next definition (interpose.c's struct pl_real.fn):
+	 * when still NULL, set here to the definition ld.so bound, so that
+	 * a hook called by a tail call from an object opened RTLD_LOCAL
+	 * (the caller's scope, not the definer's, is what resolve() sees)
+	 * still has one */
+	void **real;
 };
 
 /*
@@ -38,9 +44,9 @@ extern int pl_opt_dirty;
  * resolved to nothing (a weak reference to an allocator the process does
  * not have) is left as it is, so the program sees what it sees without
  * us. Never blocks for another thread's rescan (it returns: that one does
- * the work); allocates nothing; its only system call is mprotect() on
- * RELRO pages, which ld.so itself makes for the same pages. Call with
- * the thread's depth raised.
+ * the work), and a fork waits for a rescan to end; allocates nothing; its
+ * only system call is mprotect() on RELRO pages, which ld.so itself makes
+ * for the same pages. Call with the thread's depth raised.
  */
 void pl_opt_rescan(void);
 
