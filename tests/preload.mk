@@ -180,3 +180,28 @@ tests_progs_alloc_probe_api_SOURCES = tests/progs/alloc-probe-api.c
 tests_progs_alloc_probe_api_LDADD = -ldl
 TESTS += tests/test-preload-harm.sh
 dist_noinst_SCRIPTS += tests/test-preload-harm.sh
+
+# tests/test-preload-optional.sh: the optional allocators' hooks are bound
+# into the GOTs of what the process loads, dlopen'd libraries included:
+# a library linked to mimalloc, lazy and -z now, built only where
+# mimalloc links
+check_PROGRAMS += tests/progs/dl-optional
+tests_progs_dl_optional_SOURCES = tests/progs/dl-optional.c
+tests_progs_dl_optional_LDADD = -ldl
+EXTRA_tests_progs_dl_optional_DEPENDENCIES = tests/progs/dl-optional.stamp \
+	tests/progs/optional.stamp
+EXTRA_DIST += tests/progs/dl-mimalloc.c
+tests/progs/dl-optional.stamp: $(srcdir)/tests/progs/dl-mimalloc.c
+	$(AM_V_GEN)$(MKDIR_P) tests/progs; \
+	pc="$(CC) $(CPPFLAGS) $(PROG_CFLAGS) $(CFLAGS) $(LDFLAGS) -shared -fPIC"; \
+	$$pc -o tests/progs/dl-mimalloc-lazy.so \
+		$(srcdir)/tests/progs/dl-mimalloc.c -lmimalloc \
+		2>/dev/null || rm -f tests/progs/dl-mimalloc-lazy.so; \
+	$$pc -Wl,-z,now -o tests/progs/dl-mimalloc-now.so \
+		$(srcdir)/tests/progs/dl-mimalloc.c -lmimalloc \
+		2>/dev/null || rm -f tests/progs/dl-mimalloc-now.so; \
+	touch $@
+CLEANFILES += tests/progs/dl-optional.stamp tests/progs/dl-mimalloc-lazy.so \
+	tests/progs/dl-mimalloc-now.so
+TESTS += tests/test-preload-optional.sh
+dist_noinst_SCRIPTS += tests/test-preload-optional.sh
