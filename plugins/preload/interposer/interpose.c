@@ -1030,9 +1030,11 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 		return ret;
 	}
 	if (__builtin_expect(__atomic_load_n(&pl_opt_dirty, __ATOMIC_RELAXED),
-			     0)) {
+			     0) &&
+	    !pl_in_vfork) {
 		/* a dlopen since: bind the optional hooks in what it
-		 * loaded (optional.h) */
+		 * loaded (optional.h); not from a vfork child, which shares
+		 * our memory and thread state (its parent does it) */
 		self.depth++;
 		pl_opt_rescan();
 		self.depth--;
