@@ -29,6 +29,14 @@ usage: mkrec.py SCENARIO OUT [ARG...]
                    (0: none)
   wrappers FILE    FILE (tests/progs/alloc-wrappers) mapped, and a libc
                    that is not there: the stacks of its allocations
+  attach [HOW]     pid 1 attached at 500 ns (an MTKA record, as for
+                   memtrack --pid), pid 2 not: see attach() for the
+                   events. HOW spoils the mark: badsum (its checksum),
+                   cut (a record cut short, the checksum right for what
+                   is left), count (a count of 1000, checksum right),
+                   short (8 bytes), pids (marks for pids 99 and 2^32 - 1
+                   instead), late (pid 1 marked at 2^64 - 1), twice (pid 1
+                   marked a second time, at 100 ns: the first holds)
 """
 import struct
 import sys
@@ -196,6 +204,59 @@ def wrappers(path):
     return meta(b"MTKM", recs) + meta(b"MTKT", stacks) + events(evs)
 
 
+def a_mark(pid, ts):
+    return struct.pack("<IIQ", pid, 0, ts)
+
+
+def ev(pid, ts, kind, addr, size=None, old=None):
+    e = {"pid": pid, "tid": pid, "timestamp": ts, "addr": addr, "type": kind}
+    if old is not None:
+        e["old_addr"] = old
+    if size is not None:
+        e["size"] = size
+    return msgpack.packb(e)
+
+
+def attach(how):
+    """pid 1, attached at 500 ns (times from its first event at 1000):
+    0x1000 (100 B) allocated and freed; frees of 0x9000 and 0xa000, never
+    allocated (before the attach); a realloc of 0xb000, never allocated,
+    to 0x2000 (50 B); 0x3000 (200 B). Allocations 3, frees 1, frees
+    before the attach 3 (the realloc's one of them), peak 250 B, live at
+    end 2 blocks, 250 B. pid 2, not attached: a free of 0xc000, never
+    allocated (unmatched), and 0x4000 (10 B)."""
+    marks = [a_mark(1, 500)]
+    if how == "pids":
+        marks = [a_mark(99, 500), a_mark(0xFFFFFFFF, 500)]
+    elif how == "late":
+        marks = [a_mark(1, (1 << 64) - 1)]
+    elif how == "twice":
+        marks = [a_mark(1, 500), a_mark(1, 100)]
+    mark = meta(b"MTKA", marks)
+    if how == "badsum":
+        mark = mark[:20] + struct.pack("<I", fnv1a(b"".join(marks)) ^ 1) + \
+            mark[24:]
+    elif how in ("cut", "count", "short"):
+        body, count = b"".join(marks), len(marks)
+        if how == "cut":
+            body, count = body[:12], 1
+        elif how == "count":
+            count = 1000
+        payload = b"MTKA" + struct.pack("<III", 1, count, fnv1a(body)) + body
+        if how == "short":
+            payload = payload[:8]
+        mark = struct.pack("<II", SKIPPABLE, len(payload)) + payload
+    evs = [ev(1, 1000, "Malloc", 0x1000, 100),
+           ev(1, 2000, "Free", 0x1000),
+           ev(1, 3000, "Free", 0x9000),
+           ev(2, 3500, "Free", 0xc000),
+           ev(1, 4000, "Free", 0xa000),
+           ev(1, 5000, "Realloc", 0x2000, 50, old=0xb000),
+           ev(1, 6000, "Malloc", 0x3000, 200),
+           ev(2, 7000, "Malloc", 0x4000, 10)]
+    return mark + events(evs)
+
+
 def main():
     what, out, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     if what == "fifo":
@@ -271,6 +332,8 @@ def main():
                        ev(2, 5000, "Malloc", 0x5000, 1 << 63)])
     elif what == "wrappers":
         data = wrappers(args[0])
+    elif what == "attach":
+        data = attach(args[0] if args else "")
     elif what == "long":
         data = long_names(args[0], [int(args[1]), int(args[2])])
     elif what == "pids":

@@ -295,6 +295,161 @@ assert got == ["direct_alloc", "parse_b", "parse_a", "make_node", "main", "copy_
 assert all(s["name"] in s["frames"] for s in top), top' "$T/out"
 fi
 
+# --- a process attached to (memtrack --pid, issue 25) ---------------------------
+# tests/mkrec.py attach: pid 1 marked attached (MTKA) at 500 ns, before its
+# first event at 1000 ns; 3 frees of blocks the recording lacks (one a
+# realloc's old block), 250 B live at the end; pid 2, not attached, one
+# unmatched free. Those frees are of blocks allocated before the attach,
+# said so in every output, not "unmatched"; a mark that fails its checks
+# is left out whole (counted, said) and changes nothing.
+if ! "$PY" -c 'import msgpack, zstandard' 2>/dev/null; then
+	echo "SKIP: no $PY with msgpack and zstandard: attach marks not checked"
+else
+	mkrec attach "$T/att.mt" || fail "attach: cannot write the recording"
+	expect_exit 0 "attach: text" -- "$MT" report "$T/att.mt"
+	[ -s "$T/err" ] && { fail "attach: stderr"; cat "$T/err"; }
+	awk '/^process 1( |$)/ { p = 1; print; next } /^process 2$/ { p = 0 } p' "$T/out" >"$T/p1"
+	awk '/^process 2$/ { p = 1; next } /^total/ { p = 0 } p' "$T/out" >"$T/p2"
+	has "$T/p1" "attach: text, pid 1" \
+		"^process 1 \(attached: recorded from the attach on\)$" \
+		"^  attached at +-0\.00[01] ms .*not in the recording$" \
+		"^  allocations +3$" "^  frees +1$" \
+		"^  frees before attach +3 frees of blocks allocated before the attach \(sizes not recorded\)$" \
+		"^  peak live heap +250 B$" "^ +above the heap at the attach, which is unknown$" \
+		"^  live at end +2 blocks, 250 B \(allocated after the attach\)$"
+	grep -q "unmatched" "$T/p1" && fail "attach: text calls pid 1's frees unmatched" ||
+		ok "attach: text, pid 1 has no unmatched frees"
+	has "$T/p2" "attach: text, pid 2 (not attached)" "^  unmatched frees +1$" \
+		"^  live at end +1 blocks, 10 B$"
+	grep -q "attach" "$T/p2" && fail "attach: text says pid 2 was attached" ||
+		ok "attach: text, pid 2 says nothing of an attach"
+	has "$T/out" "attach: text, total" "^total \(2 processes; 1 attached\)$" \
+		"^top sites by leaks \(live at end; of an attached process, allocated after the attach\)$"
+	expect_exit 0 "attach: json" -- "$MT" report --format json "$T/att.mt"
+	check "attach: json, pid 1 attached, its frees of earlier blocks apart" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+p = {x["pid"]: x for x in r["processes"]}
+t = r["total"]
+f = lambda x: (x["attached"], x["attached_time_ns"], x["frees_before_attach"], x["unmatched_frees"])
+assert f(p[1]) == (True, -500, 3, 0), f(p[1])
+assert (p[1]["allocations"], p[1]["frees"], p[1]["peak"], p[1]["leaked_blocks"], p[1]["leaked_bytes"]) == (3, 1, 250, 2, 250), p[1]
+assert f(p[2]) == (False, None, 0, 1), f(p[2])
+assert (t["attached_processes"], t["frees_before_attach"], t["unmatched_frees"]) == (1, 3, 1), t
+assert r["damaged_metadata"] == 0 and r["damaged"] is False, r' "$T/out"
+	expect_exit 0 "attach: html" -- "$MT" report --format html "$T/att.mt"
+	check "attach: html says it, and counts the frees of earlier blocks" -- "$PY" -c 'import re, sys
+src = open(sys.argv[1]).read()
+assert "<th>frees before attach</th>" in src
+rows = re.findall(r"<tr><td>(pid [0-9]+[^<]*|total)</td><td>([0-9]+)</td><td>([0-9]+)</td><td>([0-9]+)</td>", src)
+assert rows == [("pid 1 (attached)", "3", "1", "3"), ("pid 2", "1", "0", "0"), ("total", "4", "1", "3")], rows
+assert re.search(r"<p><strong>pid 1 was attached to</strong> \([^)]* before the first event\): .*3 frees of blocks allocated before the attach", src)
+assert "pid 2 was attached" not in src' "$T/out"
+	expect_exit 0 "attach: pprof" -- "$MT" report --format pprof "$T/att.mt"
+	check "attach: pprof says it; in use is what was allocated after, never negative" -- "$PY" -c 'import gzip, sys
+def fields(b):
+    i = 0
+    def varint():
+        nonlocal i
+        v = s = 0
+        while True:
+            c = b[i]; i += 1
+            v |= (c & 0x7f) << s; s += 7
+            if c < 0x80:
+                return v
+    while i < len(b):
+        k = varint()
+        if k & 7 == 0:
+            yield k >> 3, 0, varint()
+        elif k & 7 == 2:
+            n = varint(); yield k >> 3, 2, b[i:i + n]; i += n
+        else:
+            raise ValueError("wire type %d" % (k & 7))
+def _vs(b):
+    """a packed repeated varint field"""
+    out, i = [], 0
+    while i < len(b):
+        v = s = 0
+        while True:
+            c = b[i]; i += 1
+            v |= (c & 0x7f) << s; s += 7
+            if c < 0x80:
+                break
+        out.append(v)
+    return out
+prof = gzip.open(sys.argv[1]).read()
+strings, comments, samples = [], [], []
+for num, wt, v in fields(prof):
+    if num == 6:
+        strings.append(v.decode())
+    elif num == 13:
+        comments += [v] if wt == 0 else _vs(v)
+    elif num == 2:
+        vals, pid = [], None
+        for n2, w2, v2 in fields(v):
+            if n2 == 2:
+                vals += [v2] if w2 == 0 else _vs(v2)
+            elif n2 == 3:
+                pid = dict((a, c) for a, _, c in fields(v2)).get(3)
+        samples.append((pid, vals))
+said = [strings[c] for c in comments]
+assert said == ["pid 1: attached, recorded from the attach on: in use counts only blocks allocated after it; 3 frees of blocks allocated before the attach are not counted"], said
+assert all(x < 1 << 63 for _, v in samples for x in v), samples
+inuse = {}
+for pid, v in samples:
+    inuse[pid] = [a + b for a, b in zip(inuse.get(pid, [0, 0]), v[2:])]
+assert inuse == {1: [2, 250], 2: [1, 10]}, inuse' "$T/out"
+	# a recording whose mark is left out: the same events, not attached
+	mkrec attach "$T/att-bad.mt" badsum
+	expect_exit 0 "attach: diff" -- "$MT" report --diff "$T/att.mt" "$T/att-bad.mt"
+	has "$T/out" "attach: diff says which side was attached" \
+		"^A: recorded from an attach on \(pid 1\): what it allocated before it is not counted$"
+	grep -q "^B: recorded" "$T/out" && fail "attach: diff says B was attached" ||
+		ok "attach: diff, B not attached"
+	expect_exit 0 "attach: diff json" -- "$MT" report --diff --format json "$T/att-bad.mt" "$T/att.mt"
+	check "attach: diff json, attached_b" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["attached"], r["attached_a"], r["attached_b"]) == (True, False, True), r' "$T/out"
+
+	# hostile marks: left out whole, counted, said once; pid 1 is then
+	# a process like any other (its frees unmatched)
+	for how in badsum cut count short; do
+		mkrec attach "$T/att-$how.mt" $how
+		expect_exit 0 "attach, $how mark: json" -- "$MT" report --format json "$T/att-$how.mt"
+		grep -q "damaged attach metadata ignored" "$T/err" &&
+			[ "$(wc -l <"$T/err")" -eq 1 ] && ok "attach, $how mark: said once" ||
+			{ fail "attach, $how mark: not said"; cat "$T/err"; }
+		check "attach, $how mark: not trusted, counted as damage" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+p = {x["pid"]: x for x in r["processes"]}
+assert r["damaged_metadata"] == 1, r["damaged_metadata"]
+assert [(x["attached"], x["frees_before_attach"], x["unmatched_frees"]) for x in (p[1], p[2])] == [(False, 0, 3), (False, 0, 1)], p
+assert r["total"]["attached_processes"] == 0 and (p[1]["peak"], p[1]["leaked_bytes"]) == (250, 250), p[1]' "$T/out"
+	done
+	expect_exit 0 "attach, bad mark: text" -- "$MT" report "$T/att-count.mt"
+	has "$T/out" "attach, bad mark: text" "^  damaged metadata +1 payload left out$" \
+		"^total \(2 processes\)$"
+	mkrec attach "$T/att-pids.mt" pids
+	expect_exit 0 "attach, marks of unknown pids: json" -- "$MT" report --format json "$T/att-pids.mt"
+	check "attach, marks of unknown pids: no process made up, none attached" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert [(x["pid"], x["attached"], x["unmatched_frees"]) for x in r["processes"]] == [(1, False, 3), (2, False, 1)], r["processes"]
+assert r["damaged_metadata"] == 0 and r["total"]["attached_processes"] == 0, r' "$T/out"
+	[ -s "$T/err" ] && { fail "attach, unknown pids: stderr"; cat "$T/err"; } ||
+		ok "attach, unknown pids: nothing on stderr"
+	mkrec attach "$T/att-late.mt" late
+	expect_exit 0 "attach, a mark at 2^64 - 1: json" -- "$MT" report --format json "$T/att-late.mt"
+	check "attach, a mark at 2^64 - 1: its time saturates at 2^63 - 1" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+p = r["processes"][0]
+assert (p["pid"], p["attached"], p["attached_time_ns"], p["frees_before_attach"]) == (1, True, (1 << 63) - 1, 3), p' "$T/out"
+	mkrec attach "$T/att-twice.mt" twice
+	expect_exit 0 "attach, pid marked twice: json" -- "$MT" report --format json "$T/att-twice.mt"
+	check "attach, pid marked twice: the first mark holds" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+p = r["processes"][0]
+assert (p["pid"], p["attached_time_ns"]) == (1, -500) and r["total"]["attached_processes"] == 1, p' "$T/out"
+fi
+
 # --- svg and html: well-formed, self-contained, with chart and flamegraph -------
 expect_exit 0 "svg" -- "$MT" report --format svg "$T/a.mt"
 check "svg parses; 2 processes x 2 lines; a frame per site + pids + root" -- \
