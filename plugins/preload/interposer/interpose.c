@@ -1137,7 +1137,7 @@ static struct pl_opt_hook opt_table[] = {
 static void opt_attach(void)
 {
 	pl_opt_init(opt_table, sizeof(opt_table) / sizeof(opt_table[0]),
-		    (const void *)opt_attach);
+		    (const void *)opt_attach, &ring.quiet);
 	pl_opt_rescan();
 }
 

@@ -104,6 +104,7 @@ static const struct pl_opt_hook *tab;
 static size_t ntab;
 static uintptr_t self_addr;
 static uintptr_t page_size;
+static const uint32_t *filtered;
 /* some loaded object defines tab[i] (a lazy stub may get the hook), and
  * the first such definition found, in load order (what a lazy stub's
  * hook calls when nothing better is known) */
@@ -160,7 +161,8 @@ static void fork_done(void)
 	}
 }
 
-void pl_opt_init(struct pl_opt_hook *t, size_t n, const void *self)
+void pl_opt_init(struct pl_opt_hook *t, size_t n, const void *self,
+		 const uint32_t *filter_word)
 {
 	size_t i, j;
 
@@ -178,6 +180,7 @@ void pl_opt_init(struct pl_opt_hook *t, size_t n, const void *self)
 	}
 	tab = t;
 	ntab = n;
+	filtered = filter_word;
 	self_addr = (uintptr_t)self;
 	page_size = (uintptr_t)getauxval(AT_PAGESZ);
 	if (!page_size) {
@@ -491,9 +494,13 @@ static void store(const struct obj *o, void **slot, void *hook)
 	uintptr_t a = (uintptr_t)slot, page = a & ~(page_size - 1);
 	int relro = a >= o->relro_lo && a < o->relro_hi;
 
-	if (relro && syscall(SYS_mprotect, page, page_size,
-			     PROT_READ | PROT_WRITE)) {
-		return; /* refused: that entry stays untraced */
+	if (relro && ((filtered && __atomic_load_n(filtered,
+						    __ATOMIC_RELAXED)) ||
+		      syscall(SYS_mprotect, page, page_size,
+			      PROT_READ | PROT_WRITE))) {
+		/* under a seccomp filter, or refused: that entry stays
+		 * untraced */
+		return;
 	}
 	__atomic_store_n(slot, hook, __ATOMIC_RELEASE);
 	if (relro) {

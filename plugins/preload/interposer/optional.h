@@ -11,6 +11,7 @@
 #define MT_PRELOAD_OPTIONAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* One optional entry point and the hook that records it. */
 struct pl_opt_hook {
@@ -26,11 +27,15 @@ struct pl_opt_hook {
 
 /*
  * The table of every optional hook (sorted here, in place; it must stay
- * for the life of the process), and the address of any function of this
- * library (its own objects are never bound). Call once, from attach(),
- * before pl_opt_rescan().
+ * for the life of the process), the address of any function of this
+ * library (its own objects are never bound), and a word that is non-zero
+ * once a seccomp filter holds the process (pl_ring.quiet): from then on
+ * no entry in RELRO is bound, since that takes mprotect(), which the
+ * filter may not allow. Call once, from attach(), before
+ * pl_opt_rescan().
  */
-void pl_opt_init(struct pl_opt_hook *tab, size_t n, const void *self);
+void pl_opt_init(struct pl_opt_hook *tab, size_t n, const void *self,
+		 const uint32_t *filtered);
 
 /* Non-zero when objects may have been loaded since the last rescan: set
  * by the exported dlopen (interpose.c) and by a rescan that found an
@@ -46,7 +51,8 @@ extern int pl_opt_dirty;
  * us. Never blocks for another thread's rescan (it returns: that one does
  * the work), and a fork waits for a rescan to end; allocates nothing; its
  * only system call is mprotect() on RELRO pages, which ld.so itself makes
- * for the same pages. Call with the thread's depth raised.
+ * for the same pages, and none under a seccomp filter. Call with the
+ * thread's depth raised.
  */
 void pl_opt_rescan(void);
 
