@@ -306,4 +306,16 @@ stderr_is "preload cannot attach: says so" "source 'preload' cannot attach to a 
 expect_exit 2 "--pid and a command" -- "$MT" --pid 1 -- true
 stderr_is "--pid and a command: says so" "give one or the other"
 
+# Without the capabilities BPF wants: an error naming them, exit 1.
+if command -v setpriv >/dev/null; then
+	sleep 10 &
+	spid=$!
+	expect_exit 1 "without CAP_BPF and CAP_PERFMON" -- setpriv --reuid 65534 \
+		--regid 65534 --clear-groups "$MT" --pid "$spid" --sink file:/dev/null
+	stderr_is "without CAP_BPF and CAP_PERFMON: says so" \
+		"needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)"
+	kill "$spid"
+	wait "$spid" 2>/dev/null
+fi
+
 finish
