@@ -5,6 +5,8 @@
 #   dlopen      a library linked to mimalloc, opened with dlopen after
 #               start-up (the exported dlopen marks the objects dirty),
 #               built lazy and with -z now (its GOT in RELRO)
+#   default     the same library opened RTLD_GLOBAL, mi_malloc and
+#               mi_free called through dlsym(RTLD_DEFAULT, ...) pointers
 #   bind-now    alloc-mimalloc, lazy and with LD_BIND_NOW=1 (every entry
 #               bound before the interposer looks, none a lazy stub)
 # Needs libmimalloc (Debian's libmimalloc-dev); skipped without it, unless
@@ -40,6 +42,13 @@ for kind in lazy now; do
 	[ "$n" -ge 100 ] && ok "dlopen ($kind): the mi_free calls too" ||
 		fail "dlopen ($kind): $n frees recorded, want 100 or more"
 done
+
+expect_exit 0 "default: exit 0" -- timeout 60 "$MT" -q --source preload \
+	--sink "file:$T/df.mt" -- "$P/dl-optional" "$P/dl-mimalloc-lazy.so" 100 \
+	default
+n=$(count "$T/df.mt" Malloc 77777)
+[ "$n" -eq 100 ] && ok "default: 100 mi_malloc recorded" ||
+	fail "default: $n mi_malloc recorded, want 100"
 
 # what alloc-mimalloc reports it did, against what was recorded, lazy and
 # bound at start-up

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/progs/dl-optional.c - dl-optional LIB N: dlopen LIB
+ * tests/progs/dl-optional.c - dl-optional LIB N [default]: dlopen LIB
  * (RTLD_LOCAL), then N times dl_alloc(77777) and dl_free() of it through
- * the library's own allocator. Exits 1 when a block is NULL.
+ * the library's own allocator. With "default", LIB is opened RTLD_GLOBAL
+ * and the program calls mi_malloc and mi_free itself, through pointers
+ * from dlsym(RTLD_DEFAULT, ...). Exits 1 when a block is NULL.
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
@@ -15,17 +18,21 @@ int main(int argc, char **argv)
 	void *h;
 	int i, n;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: dl-optional LIB N\n");
+	int dflt = argc == 4 && !strcmp(argv[3], "default");
+
+	if (argc != 3 && !dflt) {
+		fprintf(stderr, "usage: dl-optional LIB N [default]\n");
 		return 2;
 	}
-	h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	h = dlopen(argv[1], RTLD_NOW | (dflt ? RTLD_GLOBAL : RTLD_LOCAL));
 	if (!h) {
 		fprintf(stderr, "dl-optional: %s\n", dlerror());
 		return 2;
 	}
-	alloc = (void *(*)(size_t))dlsym(h, "dl_alloc");
-	release = (void (*)(void *))dlsym(h, "dl_free");
+	alloc = (void *(*)(size_t))dlsym(dflt ? RTLD_DEFAULT : h,
+					 dflt ? "mi_malloc" : "dl_alloc");
+	release = (void (*)(void *))dlsym(dflt ? RTLD_DEFAULT : h,
+					  dflt ? "mi_free" : "dl_free");
 	if (!alloc || !release) {
 		fprintf(stderr, "dl-optional: %s\n", dlerror());
 		return 2;

@@ -1779,6 +1779,9 @@ sighandler_t hook_signal(int sig, sighandler_t handler)
  * jump straight to libc's dlsym, which then sees the program's return
  * address, so a wrapper (ours or another preload's) finding the next
  * definition is not disturbed. That jump needs assembly: x86-64 only.
+ * RTLD_DEFAULT of an optional allocator's name found in the global scope
+ * is wrapped too (pl_dlsym_default): exported no more, our hook is not
+ * what libc finds.
  */
 #if defined(__x86_64__)
 
@@ -1837,12 +1840,36 @@ static const pl_fn dl_tramps[DL_SLOTS] = {
 	dlt_24, dlt_25, dlt_26, dlt_27, dlt_28, dlt_29, dlt_30, dlt_31,
 };
 
+/* A trampoline that records the calls of p, h's definition elsewhere
+ * (one per distinct function, DL_SLOTS in all; past that p itself). */
+static void *wrap_found(const struct hook_info *h, void *p)
+{
+	uint32_t i, n = __atomic_load_n(&dl_used, __ATOMIC_ACQUIRE);
+
+	for (i = 0; i < n && i < DL_SLOTS; i++) {
+		if (__atomic_load_n(&dl_slots[i].real.fn, __ATOMIC_ACQUIRE) ==
+			    (pl_fn)p &&
+		    dl_slots[i].kind == h->kind) {
+			return (void *)dl_tramps[i];
+		}
+	}
+	i = __atomic_fetch_add(&dl_used, 1, __ATOMIC_ACQ_REL);
+	if (i >= DL_SLOTS) {
+		return p;
+	}
+	dl_slots[i].kind = h->kind;
+	dl_slots[i].shape = h->shape;
+	dl_slots[i].real.name = h->name;
+	__atomic_store_n(&dl_slots[i].real.fn, (pl_fn)p, __ATOMIC_RELEASE);
+	return (void *)dl_tramps[i];
+}
+
 __attribute__((used)) void *pl_dlsym_handle(void *handle, const char *name);
 void *pl_dlsym_handle(void *handle, const char *name)
 {
 	dlsym_fn next = libc_dlsym();
 	const struct hook_info *h = NULL;
-	uint32_t i, n;
+	uint32_t i;
 	void *p;
 
 	if (__atomic_load_n(&pl_opt_dirty, __ATOMIC_RELAXED) &&
@@ -1867,23 +1894,49 @@ void *pl_dlsym_handle(void *handle, const char *name)
 	if (!h || p == h->hook) {
 		return p;
 	}
-	n = __atomic_load_n(&dl_used, __ATOMIC_ACQUIRE);
-	for (i = 0; i < n && i < DL_SLOTS; i++) {
-		if (__atomic_load_n(&dl_slots[i].real.fn, __ATOMIC_ACQUIRE) ==
-			    (pl_fn)p &&
-		    dl_slots[i].kind == h->kind) {
-			return (void *)dl_tramps[i];
+	return wrap_found(h, p);
+}
+
+/*
+ * dlsym(RTLD_DEFAULT, name) of an optional allocator's name (optional.c):
+ * the definition, which the program would call untraced, wrapped as
+ * above. Looked up in the global scope (ours); NULL when it is not there
+ * (or the name is not optional), and the assembly then asks libc as the
+ * caller, whose scope may hold it: the answer is libc's, unwrapped.
+ */
+__attribute__((used)) void *pl_dlsym_default(const char *name);
+void *pl_dlsym_default(const char *name)
+{
+	const struct hook_info *h = NULL;
+	dlsym_fn next = libc_dlsym();
+	size_t i;
+	void *p;
+
+	if (!name || !next) {
+		return NULL;
+	}
+	for (i = 0; i < sizeof(opt_table) / sizeof(opt_table[0]); i++) {
+		if (!strcmp(opt_table[i].name, name)) {
+			break;
 		}
 	}
-	i = __atomic_fetch_add(&dl_used, 1, __ATOMIC_ACQ_REL);
-	if (i >= DL_SLOTS) {
-		return p;
+	if (i == sizeof(opt_table) / sizeof(opt_table[0])) {
+		return NULL;
 	}
-	dl_slots[i].kind = h->kind;
-	dl_slots[i].shape = h->shape;
-	dl_slots[i].real.name = h->name;
-	__atomic_store_n(&dl_slots[i].real.fn, (pl_fn)p, __ATOMIC_RELEASE);
-	return (void *)dl_tramps[i];
+	for (i = 0; i < sizeof(hook_table) / sizeof(hook_table[0]); i++) {
+		if (!strcmp(hook_table[i].name, name)) {
+			h = &hook_table[i];
+			break;
+		}
+	}
+	if (!h) {
+		return NULL;
+	}
+	/* a failed lookup allocates dlerror's message: not the program's */
+	self.depth++;
+	p = next(RTLD_DEFAULT, name);
+	self.depth--;
+	return p ? wrap_found(h, p) : NULL;
 }
 
 /*
@@ -1929,8 +1982,20 @@ __asm__(".text\n"
 	"	cmpq $-1, %rdi\n" /* RTLD_NEXT */
 	"	je 1f\n"
 	"	testq %rdi, %rdi\n" /* RTLD_DEFAULT */
-	"	je 1f\n"
+	"	je 3f\n"
 	"	jmp pl_dlsym_handle\n"
+	"3:\n" /* an optional allocator's name: wrapped, else libc's */
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n"
+	"	movq %rsi, %rdi\n"
+	"	call pl_dlsym_default\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	ret\n"
 	"1:\n"
 	"	movq pl_real_dlsym(%rip), %rax\n"
 	"	testq %rax, %rax\n"

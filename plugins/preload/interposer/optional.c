@@ -50,8 +50,9 @@
  * pass over the relocations of each object, once.
  *
  * Limits: calls through a pointer taken before the object was bound here
- * (dlsym(RTLD_DEFAULT), which is libc's own, returns the definition) go
- * untraced, as do an allocator's calls of its own functions that ld.so
+ * go untraced (dlsym(RTLD_DEFAULT) of these names hands out a recording
+ * trampoline, interpose.c, unless only the caller's local scope has the
+ * name), as do an allocator's calls of its own functions that ld.so
  * does not bind through the GOT, objects with DT_TEXTREL, and, outside
  * x86-64 (no dlopen trampoline), objects loaded after start-up. A weak
  * reference bound to 0 before its allocator was dlopen'd RTLD_GLOBAL
