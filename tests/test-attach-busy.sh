@@ -26,6 +26,45 @@ wait_for() {
 	done
 }
 
+cat >"$T/verify.py" <<'EOF'
+import json, struct, sys
+rec, d, pid, stacks = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "--stacks"
+data = open(rec + "/rec.mt", "rb").read()
+attached, at = None, data.find(b"MTKA")
+while at >= 8:
+    if struct.unpack_from("<I", data, at - 8)[0] == 0x184D2A50:
+        for k in range(struct.unpack_from("<I", data, at + 8)[0]):
+            p, _, ts = struct.unpack_from("<IIQ", data, at + 16 + 16 * k)
+            if p == pid:
+                attached = ts
+    at = data.find(b"MTKA", at + 1)
+if attached is None:
+    print("no MTKA record for", pid)
+    sys.exit(1)
+ev = [json.loads(l) for l in open(rec + "/rec.jsonl") if json.loads(l)["pid"] == pid]
+got = {(e["tid"], e["addr"], e["size"]) for e in ev
+       if e["type"] == "Malloc" and 5000 <= e.get("size", 0) < 5004}
+early = [e for e in ev if e["timestamp"] < attached]
+bad, want = [], 0
+for t in range(4):
+    for line in open("%s/log-%d" % (d, t)):
+        tid, ns, addr = line.split()
+        # a call that returned 1 ms after the attach time: after it
+        if int(ns) > attached + 1000000:
+            want += 1
+            if (int(tid), int(addr, 16), 5000 + t) not in got:
+                bad.append(line.strip())
+print("%d mallocs after the attach, %d missing, %d events before it" % (want, len(bad), len(early)))
+ok = want > 100 and not bad and not early
+if stacks:
+    r = json.load(open(rec + "/rec.json"))
+    sites = [s for s in r["top_sites"]["bytes"] if 5000 <= s["bytes"] / max(s["count"], 1) < 5004]
+    cut = [s for s in sites if "[truncated]" in s["frames"] or not any(f.startswith("thread_main") for f in s["frames"])]
+    print("%d sites of the threads, %d not through thread_main" % (len(sites), len(cut)))
+    ok = ok and sites and not cut
+sys.exit(0 if ok else 1)
+EOF
+
 for opts in "" "--stacks"; do
 	name="attach while 4 threads allocate${opts:+ ($opts)}"
 	d="$T/d${opts:+s}"
@@ -51,49 +90,42 @@ for opts in "" "--stacks"; do
 	[ "$rc" -eq 0 ] || { fail "$name: memtrack exit $rc"; sed 's/^/  | /' "$d/mt.err"; }
 	"$MT" dump "$d/rec.mt" >"$d/rec.jsonl"
 	"$MT" report --format json "$d/rec.mt" >"$d/rec.json"
-	if "$PY" - "$d" "$tpid" "$opts" >"$d/verify.out" 2>&1 <<'EOF'; then
-import json, struct, sys
-d, pid, stacks = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "--stacks"
-data = open(d + "/rec.mt", "rb").read()
-attached, at = None, data.find(b"MTKA")
-while at >= 8:
-    if struct.unpack_from("<I", data, at - 8)[0] == 0x184D2A50:
-        for k in range(struct.unpack_from("<I", data, at + 8)[0]):
-            p, _, ts = struct.unpack_from("<IIQ", data, at + 16 + 16 * k)
-            if p == pid:
-                attached = ts
-    at = data.find(b"MTKA", at + 1)
-if attached is None:
-    print("no MTKA record for", pid)
-    sys.exit(1)
-ev = [json.loads(l) for l in open(d + "/rec.jsonl")]
-got = {(e["tid"], e["addr"], e["size"]) for e in ev
-       if e["type"] == "Malloc" and 5000 <= e.get("size", 0) < 5004}
-early = [e for e in ev if e["timestamp"] < attached]
-bad, want = [], 0
-for t in range(4):
-    for line in open("%s/log-%d" % (d, t)):
-        tid, ns, addr = line.split()
-        # a call that returned 1 ms after the attach time: after it
-        if int(ns) > attached + 1000000:
-            want += 1
-            if (int(tid), int(addr, 16), 5000 + t) not in got:
-                bad.append(line.strip())
-print("%d mallocs after the attach, %d missing, %d events before it" % (want, len(bad), len(early)))
-ok = want > 100 and not bad and not early
-if stacks:
-    r = json.load(open(d + "/rec.json"))
-    sites = [s for s in r["top_sites"]["bytes"] if 5000 <= s["bytes"] / max(s["count"], 1) < 5004]
-    cut = [s for s in sites if "[truncated]" in s["frames"] or not any(f.startswith("thread_main") for f in s["frames"])]
-    print("%d sites of the threads, %d not through thread_main" % (len(sites), len(cut)))
-    ok = ok and sites and not cut
-sys.exit(0 if ok else 1)
-EOF
+	if "$PY" "$T/verify.py" "$d" "$d" "$tpid" "$opts" >"$d/verify.out" 2>&1; then
 		ok "$name: $(head -c 300 "$d/verify.out" | tr '\n' ';')"
 	else
 		fail "$name"
 		sed 's/^/  | /' "$d/verify.out" | head -20
 	fi
 done
+
+# Two processes at once: both from their attach on.
+mkdir -p "$T/p1" "$T/p2"
+"$PROG" "$T/p1" &
+p1=$!
+"$PROG" "$T/p2" &
+p2=$!
+if wait_for "$T/p1/state" ready && wait_for "$T/p2/state" ready; then
+	"$MT" -v --pid "$p1" --pid "$p2" --sink "file:$T/p1/rec.mt" 2>"$T/p1/mt.err" &
+	mpid=$!
+	if wait_for "$T/p1/mt.err" "attached to 2 processes"; then
+		sleep 0.5
+		kill -USR2 "$p1" "$p2"
+		wait "$p1" "$p2"
+		wait "$mpid" || fail "two processes: memtrack exit $?"
+		"$MT" dump "$T/p1/rec.mt" >"$T/p1/rec.jsonl"
+		for n in 1 2; do
+			eval "pn=\$p$n"
+			if "$PY" "$T/verify.py" "$T/p1" "$T/p$n" "$pn" "" >"$T/v$n.out" 2>&1; then
+				ok "two processes: process $n: $(cat "$T/v$n.out")"
+			else
+				fail "two processes: process $n: $(cat "$T/v$n.out")"
+			fi
+		done
+	else
+		fail "two processes: memtrack never attached"
+		sed 's/^/  | /' "$T/p1/mt.err"
+		kill "$p1" "$p2" "$mpid"
+	fi
+fi
 
 finish
