@@ -14,7 +14,7 @@
  *
  * Every recorded address is a return address (both sources put the
  * allocator's caller's return address first, see plugins/ebpf/README.md
- * and plugins/preload/stack-unwind.c): the call is the instruction
+ * and plugins/preload/interposer/stack-unwind.c): the call is the instruction
  * before it, so each is looked up at address - 1, which also keeps a call
  * that ends a function (noreturn) from being named after the next one.
  *
