@@ -630,6 +630,7 @@ static bool finished(const struct run *r)
 		/* the processes go on; their children may too, untraced
 		 * from here */
 		return r->interrupted || r->error || r->source_eof ||
+		       !r->recording || /* a control stop */
 		       (r->end_ns && mt_now_ns() >= r->end_ns) ||
 		       mt_attach_all_gone(&r->attach);
 	}

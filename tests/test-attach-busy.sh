@@ -98,6 +98,45 @@ for opts in "" "--stacks"; do
 	fi
 done
 
+# The run ends without the process: Ctrl-C (SIGINT), SIGTERM, --duration,
+# a control stop. Each time memtrack exits 0 with a whole file, and the
+# process runs on, not stopped.
+mkdir -p "$T/e"
+"$PROG" "$T/e" &
+epid=$!
+wait_for "$T/e/state" ready
+for how in SIGINT SIGTERM duration stop; do
+	rm -f "$T/e/mt.err"
+	case $how in
+	duration) extra="--duration 0.5" ;;
+	stop) extra="--control $T/e/ctl" ;;
+	*) extra= ;;
+	esac
+	# shellcheck disable=SC2086
+	"$MT" -v $extra --pid "$epid" --sink "file:$T/e/$how.mt" 2>"$T/e/mt.err" &
+	mpid=$!
+	wait_for "$T/e/mt.err" "attached to 1 process" || { fail "$how: never attached"; continue; }
+	sleep 0.3
+	case $how in
+	SIGINT) kill -INT "$mpid" ;;
+	SIGTERM) kill -TERM "$mpid" ;;
+	stop) "$PY" -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"stop\n"); s.recv(64)' "$T/e/ctl" ;;
+	esac
+	wait "$mpid"
+	rc=$?
+	st=$(awk '{print $3}' "/proc/$epid/stat" 2>/dev/null)
+	n=$("$MT" dump "$T/e/$how.mt" 2>/dev/null | grep -c '"size":500[0-3]')
+	if [ "$rc" -eq 0 ] && [ "$n" -gt 100 ] && { [ "$st" = S ] || [ "$st" = R ]; }; then
+		ok "ended by $how: exit 0, $n of its mallocs in a whole file, the process runs on ($st)"
+	else
+		fail "ended by $how: exit $rc, $n mallocs, the process is '$st'"
+		sed 's/^/  | /' "$T/e/mt.err"
+	fi
+done
+kill -USR2 "$epid"
+wait "$epid"
+
 # Two processes at once: both from their attach on.
 mkdir -p "$T/p1" "$T/p2"
 "$PROG" "$T/p1" &
