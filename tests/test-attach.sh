@@ -198,6 +198,39 @@ EOF
 		fail "attach: the json report"
 		sed 's/^/  | /' "$T/a/json.out" "$T/a/report.err"
 	fi
+	# the leaks: the blocks allocated after the attach and never freed,
+	# exactly: the 4 x 250 the threads kept among them, none from before
+	if "$PY" - "$T/a/report.json" "$T/a/rec.jsonl" "$tpid" "$T/a" <<'EOF' >"$T/a/leak.out" 2>&1; then
+import json, sys
+r = json.load(open(sys.argv[1]))
+pid, d = int(sys.argv[3]), sys.argv[4]
+live = {}
+for l in open(sys.argv[2]):
+    e = json.loads(l)
+    if e["pid"] != pid:
+        continue
+    if e["type"] in ("Free", "Realloc"):
+        live.pop(e["addr"] if e["type"] == "Free" else e.get("old_addr", 0), None)
+    if e["type"] in ("Malloc", "Calloc", "Realloc", "AlignedAlloc") and e["addr"]:
+        live[e["addr"]] = e["size"]
+kept = set()
+for t in range(4):
+    lines = open("%s/after-%d" % (d, t)).read().split("\n")[:-1]
+    kept |= {int(l.split()[1], 16) for i, l in enumerate(lines) if i % 2}
+p = [x for x in r["processes"] if x["pid"] == pid][0]
+# the 32 earlier blocks the program never frees (the others' addresses
+# may be reused after the attach)
+before = {int(a, 16) for a in open(d + "/before").read().split()[32:]}
+print("report: %d blocks, %d bytes; the file: %d blocks, %d bytes; kept by the threads %d" % (
+    p["leaked_blocks"], p["leaked_bytes"], len(live), sum(live.values()), len(kept)))
+assert (p["leaked_blocks"], p["leaked_bytes"]) == (len(live), sum(live.values()))
+assert kept <= set(live) and not (before & set(live))
+EOF
+		ok "attach: leaks are the blocks allocated after the attach: $(cat "$T/a/leak.out")"
+	else
+		fail "attach: leaks"
+		sed 's/^/  | /' "$T/a/leak.out"
+	fi
 	if "$PY" - "$T/a/rec.mt" "$tpid" <<'EOF'; then
 import sys, struct
 # the MTKA payload opens a skippable frame (magic 0x184D2A50, size)
