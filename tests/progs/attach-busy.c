@@ -4,8 +4,9 @@
  * that attaches while they do (tests/test-attach-busy.sh). Thread t
  * mallocs blocks of 5000 + t bytes, frees each, and logs the time
  * (CLOCK_MONOTONIC, after the call returned) and the address of every
- * one; "ready" goes to DIR/state once all run. At SIGUSR2 they stop, and
- * each thread's log goes to DIR/log-t as "tid ns addr" lines.
+ * one (the first 400,000); "ready" goes to DIR/state once all run. At
+ * SIGUSR2 they stop, and each thread's log goes to DIR/log-t as "tid ns
+ * addr" lines.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -45,12 +46,16 @@ static void *thread_main(void *arg)
 
 	tids[t] = (pid_t)syscall(SYS_gettid);
 	__atomic_add_fetch(&running, 1, __ATOMIC_SEQ_CST);
-	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) && n < MAX_LOG) {
+	/* a full log ends the logging, not the allocating: the process
+	 * runs until told to stop */
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		void *p = malloc(5000 + (size_t)t);
 
-		logs[t][n].ns = now_ns();
-		logs[t][n].addr = (uintptr_t)p;
-		n++;
+		if (n < MAX_LOG) {
+			logs[t][n].ns = now_ns();
+			logs[t][n].addr = (uintptr_t)p;
+			n++;
+		}
 		free(p);
 		usleep(20);
 	}
