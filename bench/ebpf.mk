@@ -32,6 +32,16 @@ bench-ebpf: bench/bench-ebpf$(EXEEXT) bench/bench-ebpf-work$(EXEEXT) \
 BENCH_EBPF = bench-ebpf bench-pressure
 endif
 
+# bench/bench-attach.sh: what memtrack --pid costs a process with 200
+# libraries, in its longest pause ('make bench-attach', part of 'make
+# bench')
+EXTRA_DIST += bench/bench-attach.sh
+if ENABLE_EBPF
+bench-attach: memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
+	$(SHELL) $(srcdir)/bench/bench-attach.sh '$(abs_top_builddir)'
+BENCH_EBPF += bench-attach
+endif
+
 # bench/bench-pressure.sh: producers against a slow consumer, stops and
 # stop-to-resume latency ('make bench-pressure', part of 'make bench')
 EXTRA_DIST += bench/bench-pressure.sh
@@ -43,7 +53,7 @@ bench-pressure: memtrack$(EXEEXT) $(plugin_LTLIBRARIES) \
 endif
 
 # Outside the conditional: automake wants .PHONY and 'bench' defined once.
-.PHONY: bench-ebpf bench-pressure
+.PHONY: bench-ebpf bench-pressure bench-attach
 bench: $(BENCH_EBPF)
 
 # bench/bench-unwind.sh: --stacks on Debian's jq (no frame pointers),
