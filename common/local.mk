@@ -9,6 +9,7 @@ common_libmtcommon_la_SOURCES = \
 	common/bpf-check.c common/bpf-check.h \
 	common/parse-size.c common/parse-size.h \
 	common/open-regular.c common/open-regular.h \
+	common/proc-path.c common/proc-path.h \
 	common/event-finish.h common/kernel-dev.h common/bpf-test-knobs.h
 common_libmtcommon_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
 common_libmtcommon_la_LIBADD = $(LIBELF_LIBS)

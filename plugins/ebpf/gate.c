@@ -52,6 +52,7 @@
 
 #include "ebpf.h"
 #include "kernel-dev.h"
+#include "proc-path.h"
 
 /* #! interpreters of interpreters the kernel follows (BINPRM_MAX_RECURSION) */
 #define GATE_MAX_DEPTH 4
@@ -85,26 +86,6 @@ static int read_path(pid_t pid, uint64_t addr, char *buf, size_t size)
 		got += (size_t)n;
 	}
 	return -ENAMETOOLONG;
-}
-
-/* The path as the kernel resolves it for pid: dirfd AT_FDCWD (-100) is the
- * cwd; an absolute path is under the process's root. */
-static int resolve(pid_t pid, int dirfd, const char *path, char *out,
-		   size_t size)
-{
-	int n;
-
-	if (path[0] == '/') {
-		n = snprintf(out, size, "/proc/%d/root%s", (int)pid, path);
-	} else if (dirfd == AT_FDCWD) {
-		n = snprintf(out, size, "/proc/%d/cwd/%s", (int)pid, path);
-	} else if (!path[0]) {
-		n = snprintf(out, size, "/proc/%d/fd/%d", (int)pid, dirfd);
-	} else {
-		n = snprintf(out, size, "/proc/%d/fd/%d/%s", (int)pid, dirfd,
-			     path);
-	}
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
 /* PT_INTERP of the ELF file fd, into buf; 0 or -1 (none). */
@@ -200,7 +181,7 @@ static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 		for (e = p; *e && *e != ' ' && *e != '\t' && *e != '\n'; e++) {
 		}
 		*e = '\0';
-		if (*p && !resolve(pid, AT_FDCWD, p, next, sizeof(next))) {
+		if (*p && !mt_proc_path(pid, AT_FDCWD, p, next, sizeof(next))) {
 			gate_exec(st, pid, next, p, depth + 1);
 		}
 	} else if (n >= 4 && !memcmp(head, "\177ELF", 4)) {
@@ -209,7 +190,7 @@ static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 		gate_file(st, fd, &sb, shown);
 		if (!elf_interp(fd, interp, sizeof(interp)) &&
 		    interp[0] == '/' &&
-		    !resolve(pid, AT_FDCWD, interp, next, sizeof(next))) {
+		    !mt_proc_path(pid, AT_FDCWD, interp, next, sizeof(next))) {
 			int ifd = open(next, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
 			if (ifd >= 0 && !known_fd(st, ifd, &sb)) {
@@ -254,13 +235,13 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 	}
 	if (nr == __NR_execve) {
 		if (read_path(pid, a[0], path, sizeof(path)) ||
-		    resolve(pid, AT_FDCWD, path, full, sizeof(full))) {
+		    mt_proc_path(pid, AT_FDCWD, path, full, sizeof(full))) {
 			return;
 		}
 	} else if (nr == __NR_execveat) {
 		if (read_path(pid, a[1], path, sizeof(path)) ||
 		    (!path[0] && !(a[4] & AT_EMPTY_PATH)) ||
-		    resolve(pid, (int)a[0], path, full, sizeof(full))) {
+		    mt_proc_path(pid, (int)a[0], path, full, sizeof(full))) {
 			return;
 		}
 	} else {
@@ -273,6 +254,18 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 	gate_exec(st, pid, full, path, 0);
 }
 
+void ebpf_gate_answer(int fd, uint64_t id)
+{
+	struct seccomp_notif_resp resp;
+
+	memset(&resp, 0, sizeof(resp));
+	resp.id = id;
+	resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	/* ENOENT: the caller was interrupted (a signal); it calls again,
+	 * and we hear of it again */
+	ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
 static void *gate_main(void *arg)
 {
 	struct ebpf_state *st = arg;
@@ -283,7 +276,6 @@ static void *gate_main(void *arg)
 
 	for (;;) {
 		struct seccomp_notif req;
-		struct seccomp_notif_resp resp;
 		uint64_t t0, files;
 
 		if (poll(pfd, 2, -1) < 0) {
@@ -311,12 +303,7 @@ static void *gate_main(void *arg)
 		t0 = ebpf_now_ns();
 		files = st->gate_files;
 		gate_handle(st, st->gate_fd, &req);
-		memset(&resp, 0, sizeof(resp));
-		resp.id = req.id;
-		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-		/* ENOENT: the caller was interrupted (a signal); it calls
-		 * again, and we hear of it again */
-		ioctl(st->gate_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		ebpf_gate_answer(st->gate_fd, req.id);
 		__atomic_store_n(&st->gate_shared->answered, req.id,
 				 __ATOMIC_RELEASE);
 		if (st->gate_files == files) {

@@ -67,6 +67,8 @@ plugins_source_preload_la_LIBADD += $(LIBBPF_LIBS)
 endif
 # the eBPF source's checks (root, BTF, tracefs)
 plugins_source_preload_la_SOURCES += common/bpf-check.c common/bpf-check.h
+# a path as a traced process sees it (the exec check it left to us)
+plugins_source_preload_la_SOURCES += common/proc-path.c common/proc-path.h
 # byte counts in the args, as the eBPF source reads them
 plugins_source_preload_la_SOURCES += common/parse-size.c common/parse-size.h
 

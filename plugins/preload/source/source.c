@@ -62,6 +62,7 @@
 #include "meta.h"
 #include "pidns.h"
 #include "preload-path.h"
+#include "proc-path.h"
 #include "ring-read.h"
 #include "shm.h"
 #include "syscalls.h"
@@ -606,20 +607,12 @@ static void say_untraced(struct preload_state *st, uint32_t kind,
  * it lives; the notice it gives, 0 when nothing stops the interposer, or
  * PL_NOTE_UNCHECKED when the file cannot be found (a bare name, looked up
  * in a PATH we do not know; the process gone). */
-static uint32_t check_for(struct preload_state *st, const char *path,
-			  int32_t pid)
+static uint32_t check_for(const char *path, int32_t pid)
 {
 	char full[PATH_MAX + 64];
-	int n;
 
-	(void)st;
-	if (pid <= 0 || !strchr(path, '/')) {
-		return PL_NOTE_UNCHECKED;
-	}
-	n = snprintf(full, sizeof(full),
-		     path[0] == '/' ? "/proc/%d/root%s" : "/proc/%d/cwd/%s",
-		     (int)pid, path);
-	if (n < 0 || (size_t)n >= sizeof(full)) {
+	if (pid <= 0 || !strchr(path, '/') ||
+	    mt_proc_path(pid, AT_FDCWD, path, full, sizeof(full))) {
 		return PL_NOTE_UNCHECKED;
 	}
 	if (access(full, F_OK)) {
@@ -649,7 +642,7 @@ static void take_notice(struct preload_state *st, const unsigned char *data,
 	memcpy(&kind, data + 4, sizeof(kind));
 	memcpy(&pid, data + 8, sizeof(pid));
 	if (kind == PL_NOTE_UNCHECKED) {
-		kind = check_for(st, (const char *)data + PL_NOTICE_HDR, pid);
+		kind = check_for((const char *)data + PL_NOTICE_HDR, pid);
 	}
 	say_untraced(st, kind, (const char *)data + PL_NOTICE_HDR, pid);
 }
