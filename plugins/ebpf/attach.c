@@ -516,20 +516,6 @@ int ebpf_attach_file(struct ebpf_state *st, const char *path,
 }
 
 static int attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
-			  uint64_t ino);
-
-int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
-			uint64_t ino)
-{
-	int err;
-
-	pthread_mutex_lock(&st->attach_lock);
-	err = attach_process(st, pid, dev, ino);
-	pthread_mutex_unlock(&st->attach_lock);
-	return err;
-}
-
-static int attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 			  uint64_t ino)
 {
 	char path[64], line[4096];
@@ -583,5 +569,16 @@ static int attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 	if (!err && (dev || ino) && !ebpf_file_known(st, dev, ino)) {
 		err = file_add(st, dev, ino);
 	}
+	return err;
+}
+
+int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
+			uint64_t ino)
+{
+	int err;
+
+	pthread_mutex_lock(&st->attach_lock);
+	err = attach_process(st, pid, dev, ino);
+	pthread_mutex_unlock(&st->attach_lock);
 	return err;
 }

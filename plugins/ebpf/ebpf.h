@@ -197,6 +197,9 @@ int ebpf_attach_file(struct ebpf_state *st, const char *path,
  * thread of its own; stop() ends the thread and hands the gate to the
  * watchdog for good. */
 int ebpf_gate_start(struct ebpf_state *st, int fd);
+/* Let the call of notification id on listener fd go on (ENOENT, ignored,
+ * when it is not waiting for an answer). */
+void ebpf_gate_answer(int fd, uint64_t id);
 void ebpf_gate_stop(struct ebpf_state *st);
 int ebpf_file_known(struct ebpf_state *st, uint64_t dev, uint64_t ino);
 void ebpf_symbols_init(void);

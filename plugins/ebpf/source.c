@@ -229,13 +229,41 @@ static int setup_pidns(struct ebpf_state *st)
 	return 1;
 }
 
+/* Trace process pid (the kernel's) and its children from now on. */
+static int track(struct ebpf_state *st, int32_t pid)
+{
+	uint32_t key = (uint32_t)pid, one = 1;
+	int err;
+
+	if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.tracked), &key,
+				&one, BPF_ANY)) {
+		err = -errno;
+		ebpf_log(st, MT_LOG_ERROR, "cannot track process %d: %s",
+			 (int)pid, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int attach_tracepoints(struct ebpf_state *st)
+{
+	int err = memtrack_bpf__attach(st->skel);
+
+	if (err) {
+		ebpf_log(st, MT_LOG_ERROR,
+			 "cannot attach the tracepoints: %s (is tracefs at " TRACEFS "?)",
+			 strerror(-err));
+	}
+	return err;
+}
+
 /* memtrack --pid: follow the running processes from now on. Nothing is
  * recorded until every one has its probes: then all start at once, at
  * the time each is noted with (MTKA). No process is stopped for it. */
 static int start_attached(struct ebpf_state *st, const struct mt_target *t)
 {
-	uint32_t one = 1, key, i;
 	uint64_t now;
+	uint32_t i;
 	int err;
 
 	if (setup_pidns(st)) {
@@ -245,21 +273,13 @@ static int start_attached(struct ebpf_state *st, const struct mt_target *t)
 	}
 	st->skel->bss->enabled = 0;
 	for (i = 0; i < t->nattach; i++) {
-		key = (uint32_t)t->attach_pids[i];
-		if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.tracked),
-					&key, &one, BPF_ANY)) {
-			err = -errno;
-			ebpf_log(st, MT_LOG_ERROR,
-				 "cannot track process %u: %s", key,
-				 strerror(-err));
+		err = track(st, t->attach_pids[i]);
+		if (err) {
 			return err;
 		}
 	}
-	err = memtrack_bpf__attach(st->skel);
+	err = attach_tracepoints(st);
 	if (err) {
-		ebpf_log(st, MT_LOG_ERROR,
-			 "cannot attach the tracepoints: %s (is tracefs at " TRACEFS "?)",
-			 strerror(-err));
 		return err;
 	}
 	for (i = 0; i < t->nattach; i++) {
@@ -292,7 +312,6 @@ static int start_attached(struct ebpf_state *st, const struct mt_target *t)
 static int ebpf_start(void *state, const struct mt_target *target)
 {
 	struct ebpf_state *st = state;
-	uint32_t key, one = 1;
 	int err;
 
 	st->attach_t0 = ebpf_now_ns();
@@ -320,23 +339,13 @@ static int ebpf_start(void *state, const struct mt_target *target)
 		 * adopts it at exec by its pid in our namespace */
 		st->skel->bss->root_ns_pid = target->root_pid;
 	} else {
-		key = target->root_pid;
-		err = bpf_map_update_elem(
-			bpf_map__fd(st->skel->maps.tracked), &key, &one,
-			BPF_ANY);
+		err = track(st, target->root_pid);
 		if (err) {
-			err = -errno;
-			ebpf_log(st, MT_LOG_ERROR,
-				 "cannot track process %d: %s",
-				 target->root_pid, strerror(-err));
 			return err;
 		}
 	}
-	err = memtrack_bpf__attach(st->skel);
+	err = attach_tracepoints(st);
 	if (err) {
-		ebpf_log(st, MT_LOG_ERROR,
-			 "cannot attach the tracepoints: %s (is tracefs at " TRACEFS "?)",
-			 strerror(-err));
 		return err;
 	}
 	/* A held root has not exec'd: BPF stops it at exec, where its files

@@ -123,7 +123,7 @@ static int progs_alive(const uint32_t *ids, int n)
 	return 0;
 }
 
-/* Close every fd but a and b (a < b). */
+/* Close every fd but a and b (a <= b). */
 static void close_others(int a, int b)
 {
 	if (a > 0) {
@@ -134,18 +134,6 @@ static void close_others(int a, int b)
 			(unsigned int)b - 1, 0u);
 	}
 	syscall(SYS_close_range, (unsigned int)b + 1, ~0u, 0u);
-}
-
-/* Let the call of notification id go on; ENOENT when it is not waiting
- * for an answer (answered, interrupted, or not received yet). */
-static void gate_answer(int gfd, uint64_t id)
-{
-	struct seccomp_notif_resp resp;
-
-	memset(&resp, 0, sizeof(resp));
-	resp.id = id;
-	resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	ioctl(gfd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
 /* Answer the gate's calls for ms milliseconds (-1: for as long as it
@@ -181,7 +169,7 @@ static int gate_serve(int gfd, long ms)
 		}
 		memset(&req, 0, sizeof(req));
 		if (!ioctl(gfd, SECCOMP_IOCTL_NOTIF_RECV, &req)) {
-			gate_answer(gfd, req.id);
+			ebpf_gate_answer(gfd, req.id);
 		}
 	}
 }
@@ -206,7 +194,7 @@ static void gate_take_over(int gfd, const struct ebpf_gate_shared *sh)
 		return;
 	}
 	for (uint64_t i = 1; i <= 64; i++) {
-		gate_answer(gfd, last + i);
+		ebpf_gate_answer(gfd, last + i);
 	}
 }
 
@@ -227,11 +215,7 @@ static void gate_hand_off(int *gfd, const struct ebpf_gate_shared *sh,
 	pid = fork();
 	if (pid == 0) {
 		/* the listener alone: no BPF fd may outlive memtrack */
-		if (*gfd > 0) {
-			syscall(SYS_close_range, 0u, (unsigned int)*gfd - 1,
-				0u);
-		}
-		syscall(SYS_close_range, (unsigned int)*gfd + 1, ~0u, 0u);
+		close_others(*gfd, *gfd);
 		prctl(PR_SET_NAME, "memtrack-gate", 0, 0, 0);
 		gate_serve(*gfd, -1);
 		_exit(0);
