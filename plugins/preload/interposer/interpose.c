@@ -101,10 +101,9 @@ enum { ST_UNTRIED, ST_ATTACHING, ST_ON, ST_OFF };
 
 static int state = ST_UNTRIED;
 static struct pl_shm *shm;
-static struct pl_ring ring; /* our own copy of its geometry (ring.h) */
-/* a seccomp filter holds the process: make no call it may not allow
- * (went_sandboxed()) */
-static int sandboxed;
+static struct pl_ring ring; /* our own copy of its geometry (ring.h);
+			     * ring.quiet: a seccomp filter holds the
+			     * process, make no call it may not allow */
 /* what the source set before the command ran, copied at attach: another
  * process's stray write in the header must not change how we record */
 static uint32_t use_tsc, syscalls_bpf;
@@ -588,9 +587,6 @@ static void attach(void)
 		return;
 	}
 	quiet = seccomp_filtered();
-	if (quiet) {
-		__atomic_store_n(&sandboxed, 1, __ATOMIC_RELAXED);
-	}
 	find_tid_offset(!quiet);
 	/* attach runs before the program's threads: this is the main one */
 	my_pid = tid_offset >= 0 || quiet ? (int32_t)thread_id() :
@@ -649,15 +645,25 @@ static inline int active(void)
 /* Events                                                              */
 /* ------------------------------------------------------------------ */
 
+/* A vfork child shares its parent's memory, self and my_pid included:
+ * it asks the kernel for its own ids, but under a filter, where getpid()
+ * and gettid() may kill, it passes for its parent until its exec. */
+static inline int vfork_asks(void)
+{
+	return __builtin_expect(pl_in_vfork, 0) &&
+	       !__atomic_load_n(&ring.quiet, __ATOMIC_RELAXED);
+}
+
+static inline int32_t pid_now(void)
+{
+	return vfork_asks() ? (int32_t)syscall(SYS_getpid) : my_pid;
+}
+
 static inline uint32_t my_tid(void)
 {
 	if (__builtin_expect(pl_in_vfork, 0)) {
-		/* a vfork child shares its parent's memory, self included;
-		 * under a filter, where gettid() may kill, it passes for
-		 * its parent until its exec */
-		return __atomic_load_n(&sandboxed, __ATOMIC_RELAXED) ?
-			       (uint32_t)my_pid :
-			       (uint32_t)syscall(SYS_gettid);
+		return vfork_asks() ? (uint32_t)syscall(SYS_gettid) :
+				      (uint32_t)my_pid;
 	}
 	if (!self.tid) {
 		self.tid = thread_id();
@@ -742,9 +748,7 @@ static void emit(unsigned int kind, uint64_t addr, uint64_t size,
 	ev.addr = addr;
 	ev.size = size;
 	ev.old_addr = old;
-	ev.pid = __builtin_expect(pl_in_vfork, 0) ?
-			 (int32_t)syscall(SYS_getpid) :
-			 my_pid;
+	ev.pid = pid_now();
 	ev.tid = (int32_t)my_tid();
 	ev.kind = (uint8_t)kind;
 	ev.flags = (uint8_t)(flags | (stack ? MT_EVF_STACK : 0));
@@ -1327,10 +1331,7 @@ static void notice(int kind, const char *path)
 	if (!kind || !active()) {
 		return;
 	}
-	pid = __builtin_expect(pl_in_vfork, 0) &&
-			      !__atomic_load_n(&sandboxed, __ATOMIC_RELAXED) ?
-		      (int32_t)syscall(SYS_getpid) :
-		      my_pid;
+	pid = pid_now();
 	len = strnlen(path, PL_NOTICE_PATH - 1);
 	memcpy(rec, PL_NOTICE_TAG, 4);
 	memcpy(rec + 4, &k, sizeof(k));
@@ -1351,7 +1352,6 @@ static void notice(int kind, const char *path)
  */
 static void went_sandboxed(void)
 {
-	__atomic_store_n(&sandboxed, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&ring.quiet, 1, __ATOMIC_RELAXED);
 }
 
@@ -1431,13 +1431,16 @@ static void check_exec(const char *path, int fd, char *const envp[])
 {
 	int saved = errno;
 
-	if (__atomic_load_n(&sandboxed, __ATOMIC_RELAXED)) {
-		/* memtrack checks it for us: no call made here */
-		notice(PL_NOTE_UNCHECKED, path);
+	/* unrecorded: nobody to tell */
+	if (!active()) {
 		return;
 	}
-
-	notice(pl_exec_check(path, fd, envp), path);
+	if (__atomic_load_n(&ring.quiet, __ATOMIC_RELAXED)) {
+		/* memtrack checks it for us: no call made here */
+		notice(PL_NOTE_UNCHECKED, path);
+	} else {
+		notice(pl_exec_check(path, fd, envp), path);
+	}
 	errno = saved;
 }
 
@@ -1500,7 +1503,7 @@ static void check_execp(const char *file, char *const envp[])
 			break;
 		}
 	}
-	if (__atomic_load_n(&sandboxed, __ATOMIC_RELAXED)) {
+	if (__atomic_load_n(&ring.quiet, __ATOMIC_RELAXED)) {
 		check_exec(file, -1, envp); /* the search is a stat per dir */
 	} else if (pl_exec_find(file, pathvar, path, sizeof(path)) == 0) {
 		check_exec(path, -1, envp);
