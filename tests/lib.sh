@@ -48,6 +48,17 @@ has() {
 	done
 }
 
+# wait_for FILE TEXT: until FILE holds TEXT (a grep pattern), 20 s at
+# most; 1 when it never did
+wait_for() {
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 400 ] || return 1
+		sleep 0.05
+	done
+}
+
 # require_bpf WHY: skip (77), or fail (99) under MEMTRACK_REQUIRE_BPF=1
 require_bpf() {
 	if [ "${MEMTRACK_REQUIRE_BPF:-0}" = 1 ]; then

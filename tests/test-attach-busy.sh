@@ -17,15 +17,6 @@ if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
 	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
 fi
 
-wait_for() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 400 ] || return 1
-		sleep 0.05
-	done
-}
-
 cat >"$T/verify.py" <<'EOF'
 import json, struct, sys
 rec, d, pid, stacks = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "--stacks"

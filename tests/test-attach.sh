@@ -19,16 +19,6 @@ if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
 	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
 fi
 
-# wait_for FILE TEXT: until FILE holds TEXT (20 s at most)
-wait_for() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 400 ] || return 1
-		sleep 0.05
-	done
-}
-
 # start_target DIR [WRAPPER...]: the target's pid in $tpid once it is
 # ready (with a wrapper such as unshare, the pid of the target itself)
 start_target() {
