@@ -13,6 +13,12 @@
 # (high - low) / consumer speed. Goal: median stop-to-resume at most 50 ms
 # with the default chunk.
 #
+# A hold is a freeze (the cgroup freezer, plugins/ebpf/freeze.c: invisible
+# to the parent) or, past the stop watermark or without a freezer, a
+# SIGSTOP; `freeze` says which the source used (freeze=0 turns it off),
+# `frozen`/`sigstop` how many of each, `req ms` the mean time from BPF's
+# request to the process's move into the frozen cgroup.
+#
 # Environment: BENCH_PRESSURE_ITER (pairs per thread, 40000),
 # BENCH_PRESSURE_GOAL_MS (50). Needs root.
 set -eu
@@ -45,13 +51,17 @@ num() {
 
 echo "bench-pressure: 4 processes x 2 threads x $iter malloc/free pairs," \
 	"ring 256 KiB, --throttle-us 2000"
-printf '%-6s %-5s %9s %7s %6s %9s %9s %9s %8s\n' chunk low events dropped \
-	stops "min ms" "med ms" "max ms" stopped
+printf '%-6s %-5s %-6s %9s %7s %6s %9s %9s %9s %8s %7s %7s %7s\n' chunk low \
+	freeze events dropped stops "min ms" "med ms" "max ms" stopped frozen \
+	sigstop "req ms"
 status=0
-for cfg in 1024:0.25 256:0.25 64:0.25 64:0.5; do
+for cfg in 1024:0.25:1 1024:0.25:0 256:0.25:1 64:0.25:1 64:0.25:0 64:0.5:1; do
 	chunk=${cfg%%:*}
-	low=${cfg#*:}
-	"$memtrack" -q --ring-size 256k --throttle-us 2000 --chunk "$chunk" \
+	rest=${cfg#*:}
+	low=${rest%%:*}
+	freeze=${rest#*:}
+	"$memtrack" -v --source "ebpf:freeze=$freeze" --ring-size 256k \
+		--throttle-us 2000 --chunk "$chunk" \
 		--low-watermark "$low" --stats="$tmp/stats" \
 		--sink file:"$tmp/out.mt" -- "$storm" 4 2 "$iter" \
 		>/dev/null 2>"$tmp/err" || {
@@ -74,10 +84,17 @@ for cfg in 1024:0.25 256:0.25 64:0.25 64:0.5; do
 	share=$(sed -n 's/.*"stopped_share":\[\(.*\)\].*/\1/p' "$tmp/sum" |
 		tr '}' '\n' | sed -n 's/.*"share":\([0-9.]*\).*/\1/p' |
 		awk '{ s += $1; n++ } END { printf "%.1f%%", n ? 100 * s / n : 0 }')
-	printf '%-6s %-5s %9s %7s %6s %9.2f %9.2f %9.2f %8s\n' "$chunk" "$low" \
+	# "full ring: N holds by the freezer (X ms ...), M by SIGSTOP"
+	holds=$(grep 'full ring:' "$tmp/err" || true)
+	frozen=$(echo "$holds" | sed -n 's/.*full ring: \([0-9]*\) holds.*/\1/p')
+	sigstop=$(echo "$holds" | sed -n 's/.*), \([0-9]*\) by SIGSTOP.*/\1/p')
+	req=$(echo "$holds" | sed -n 's/.*freezer (\([0-9.]*\) ms.*/\1/p')
+	printf '%-6s %-5s %-6s %9s %7s %6s %9.2f %9.2f %9.2f %8s %7s %7s %7s\n' \
+		"$chunk" "$low" "$freeze" \
 		"$events" "$dropped" "$stops" "$(echo "${min:-0}" | awk '{print $1/1e6}')" \
 		"$(echo "${med:-0}" | awk '{print $1/1e6}')" \
-		"$(echo "${max:-0}" | awk '{print $1/1e6}')" "$share"
+		"$(echo "${max:-0}" | awk '{print $1/1e6}')" "$share" \
+		"${frozen:-0}" "${sigstop:-0}" "${req:--}"
 	if [ "$dropped" != 0 ]; then
 		echo "bench-pressure: $dropped events lost" >&2
 		status=1

@@ -156,6 +156,15 @@ TESTS += tests/test-ebpf-holds.sh
 endif
 dist_noinst_SCRIPTS += tests/test-ebpf-holds.sh
 
+# tests/test-ebpf-freeze.sh: a process held for a full ring is frozen
+# (plugins/ebpf/freeze.c), which job control and gdb do not see, and the
+# watchdog thaws it when memtrack is killed; skips without root, BPF and
+# a writable cgroup v2 hierarchy.
+if ENABLE_EBPF
+TESTS += tests/test-ebpf-freeze.sh
+endif
+dist_noinst_SCRIPTS += tests/test-ebpf-freeze.sh
+
 # tests/test-attach.sh: memtrack --pid (issue 25); skips without root and
 # BPF.
 check_PROGRAMS += tests/progs/attach-target tests/progs/attach-busy

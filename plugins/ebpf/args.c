@@ -122,6 +122,8 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 			high_name = "throttle";
 		} else if (!strncmp(tok, "low-watermark=", 14)) {
 			low = tok + 14;
+		} else if (!strcmp(tok, "freeze=0") || !strcmp(tok, "freeze=1")) {
+			st->no_freeze = tok[7] == '0';
 		} else if (!strcmp(tok, "stacks")) {
 			if (!st->stack_depth) {
 				st->stack_depth = DEFAULT_STACK_DEPTH;
@@ -158,7 +160,7 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 			}
 		} else {
 			ebpf_log(st, MT_LOG_ERROR,
-				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, stacks, stack-depth=N, stack-table-size=BYTES)",
+				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, stacks, stack-depth=N, stack-table-size=BYTES)",
 				 tok);
 			err = -EINVAL;
 			break;
@@ -199,12 +201,17 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 	} else if (st->low_wm >= st->high_wm) {
 		st->low_wm = st->high_wm / 2;
 	}
+	/* a freeze asked at the high watermark lands in tens of
+	 * microseconds; past halfway from there to the end of the ring it
+	 * has come too late, and BPF stops the process with SIGSTOP */
+	st->stop_wm = st->high_wm + (st->ring_size - st->high_wm) / 2;
 	/* the stack ring: a quarter of the event ring (a new stack is rare
 	 * next to the events), under the same watermarks in proportion */
 	if (st->stack_depth) {
 		st->stack_ring_size = st->ring_size / 4;
 		st->stack_high_wm = st->high_wm / 4;
 		st->stack_low_wm = st->low_wm / 4;
+		st->stack_stop_wm = st->stop_wm / 4;
 	}
 end:
 	free(copy);

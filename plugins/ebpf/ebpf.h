@@ -17,6 +17,7 @@
 struct memtrack_bpf;
 struct ring_buffer;
 struct bpf_link;
+struct ebpf_freezer;
 
 #define EBPF_NAME "ebpf"
 
@@ -113,6 +114,12 @@ struct ebpf_state {
 	/* calls that attached nothing, and the time they took */
 	uint64_t gate_plain, gate_plain_ns;
 
+	/* the freezer (freeze.c): holds at the high watermark that nobody
+	 * sees; SIGSTOP past stop_wm, or for a process it cannot freeze */
+	int no_freeze;		/* source arg freeze=0 */
+	size_t stop_wm, stack_stop_wm;
+	struct ebpf_freezer *fz; /* NULL: no freezer, holds are stops */
+
 	/* files, links and attach_count: the poller thread and the gate's
 	 * attach at once */
 	pthread_mutex_t attach_lock;
@@ -204,6 +211,23 @@ void ebpf_gate_stop(struct ebpf_state *st);
 int ebpf_file_known(struct ebpf_state *st, uint64_t dev, uint64_t ino);
 void ebpf_symbols_init(void);
 
+/* freeze.c: find a cgroup v2 hierarchy to freeze processes in (before
+ * the BPF object is loaded: it sets freeze_ok); 0, or no freezer */
+void ebpf_freeze_init(struct ebpf_state *st);
+/* serve the freeze_req ring on a thread of its own; 0 or -errno (then
+ * there is no freezer, and BPF's holds are stops) */
+int ebpf_freeze_start(struct ebpf_state *st);
+/* thaw every frozen process, stop the thread, remove its cgroups */
+void ebpf_freeze_stop(struct ebpf_state *st);
+/* the poller: pass the freezer's holds to the host's notes; its counts */
+void ebpf_freeze_notes(struct ebpf_state *st);
+void ebpf_freeze_counts(struct ebpf_state *st, uint64_t *holds,
+			uint64_t *ends, uint32_t *now);
+/* the watchdog, memtrack being gone: thaw what is left frozen in cgroups
+ * named for memtrack (pid owner) under root, put it back where it was */
+void ebpf_thaw_orphans(const char *root, pid_t owner);
+const char *ebpf_freeze_root(const struct ebpf_state *st);
+
 /* stacks.c: the stack table and the processes' mappings, stored as
  * metadata of the recording. */
 int ebpf_on_stack(void *ctx, void *data, size_t len);
@@ -264,6 +288,9 @@ void ebpf_resume_throttled(struct ebpf_state *st);
 /* Resume every process we hold, whatever the reason (destroy()). */
 void ebpf_resume_all(struct ebpf_state *st);
 uint64_t ebpf_now_ns(void);
+/* pressure.c: a pause or its end, for the host's statistics (poller) */
+void ebpf_note(struct ebpf_state *st, const char *what, pid_t pid,
+	       uint64_t ts);
 
 /* ring.c: the rings' positions, their callbacks and reads. The read
  * functions return a negative errno after logging it. */

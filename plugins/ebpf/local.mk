@@ -45,7 +45,8 @@ plugin_LTLIBRARIES += plugins/source-ebpf.la
 plugins_source_ebpf_la_SOURCES = plugins/ebpf/source.c plugins/ebpf/args.c \
 	plugins/ebpf/system.c plugins/ebpf/pressure.c plugins/ebpf/ring.c \
 	plugins/ebpf/attach.c plugins/ebpf/watchdog.c plugins/ebpf/stacks.c \
-	plugins/ebpf/unwind.c plugins/ebpf/gate.c plugins/ebpf/ebpf.h
+	plugins/ebpf/unwind.c plugins/ebpf/gate.c plugins/ebpf/freeze.c \
+	plugins/ebpf/ebpf.h
 nodist_plugins_source_ebpf_la_SOURCES = plugins/ebpf/memtrack.skel.h
 # the skeleton is generated: the plugin's objects wait for it even when
 # the plugin is the only goal (BUILT_SOURCES covers 'all' and 'check')

@@ -51,6 +51,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Tunables, set before load. */
 const volatile unsigned long long high_watermark = 0; /* bytes unread */
+/* a hold at the high watermark is a freeze when user space has a freezer
+ * (freeze_ok, in .bss: set once its thread runs); past the stop
+ * watermark it is SIGSTOP, frozen or not */
+const volatile unsigned long long stop_watermark = 0;
+const volatile unsigned long long stack_stop_watermark = 0;
 const volatile unsigned long long wakeup_at = 0;
 /* stacks: frames captured (0: no stacks), the stack ring's watermark */
 const volatile unsigned int stack_depth = 0;
@@ -59,6 +64,7 @@ const volatile unsigned long long stack_wakeup_at = 0;
 
 /* Mutable state shared with user space (.bss is mmapped). */
 volatile unsigned int enabled = 0;
+volatile unsigned int freeze_ok = 0;
 volatile unsigned long long pidns_dev = 0; /* 0: report global ids */
 volatile unsigned long long pidns_ino = 0;
 volatile unsigned int root_ns_pid = 0; /* adopt at exec (container mode) */
@@ -170,6 +176,20 @@ struct {
 	__type(key, struct mt_hold_key);
 	__type(value, u64);
 } holds SEC(".maps");
+
+/* freeze requests (struct mt_freeze_req), for the freezer thread */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 10);
+} freeze_req SEC(".maps");
+
+/* tgid (ours, as in holds) -> MT_FREEZE_ASKED or MT_FREEZE_CANNOT */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, u32);
+} freezing SEC(".maps");
 
 /* executable files user space has handled */
 struct {
@@ -328,6 +348,54 @@ static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 	bpf_ringbuf_submit(c, BPF_RB_FORCE_WAKEUP);
 }
 
+/*
+ * The ring is above its high watermark: hold the current process until
+ * user space has read it down to the low one. A freeze first (the cgroup
+ * freezer: a sleep nobody sees, plugins/ebpf/freeze.c), asked once per
+ * hold of the process; it lands at the process's return to user space
+ * shortly after the freezer thread acts. SIGSTOP when the process cannot
+ * be frozen, when the request cannot be made, or when the ring still
+ * fills past the stop watermark (`hard`): the freeze came too late, and
+ * the guarantee that nothing is lost comes before invisibility.
+ */
+static __always_inline void hold_current(u64 id, int hard)
+{
+	u32 tgid, v = MT_FREEZE_ASKED, *state;
+	struct mt_freeze_req *r;
+	long err;
+
+	if (!freeze_ok || hard) {
+		goto stop;
+	}
+	tgid = our_id(id) >> 32;
+	state = bpf_map_lookup_elem(&freezing, &tgid);
+	if (state) {
+		if (*state == MT_FREEZE_CANNOT) {
+			goto stop;
+		}
+		return; /* asked already */
+	}
+	err = bpf_map_update_elem(&freezing, &tgid, &v, BPF_NOEXIST);
+	if (err) {
+		if (err == -17) { /* EEXIST: another thread asked */
+			return;
+		}
+		goto stop; /* the map is full */
+	}
+	r = bpf_ringbuf_reserve(&freeze_req, sizeof(*r), 0);
+	if (!r) {
+		bpf_map_delete_elem(&freezing, &tgid);
+		goto stop;
+	}
+	r->tgid = tgid;
+	r->pad = 0;
+	r->ts = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	return;
+stop:
+	stop_current(MT_CTL_THROTTLE, id, 0, 0);
+}
+
 static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
 				 u64 old_addr, u32 flags, u32 stack)
 {
@@ -374,7 +442,7 @@ static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
 	if (unread >= wakeup_at) {
 		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 		if (unread > high_watermark) {
-			stop_current(MT_CTL_THROTTLE, id, 0, 0);
+			hold_current(id, unread > stop_watermark);
 		}
 	} else {
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
@@ -753,8 +821,9 @@ static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
 		stop_current(MT_CTL_THROTTLE, id, 0, 0);
 		return 0;
 	}
-	if (unread + MT_STACK_HDR + n * 8 > stack_high_watermark) {
-		stop_current(MT_CTL_THROTTLE, id, 0, 0);
+	unread += MT_STACK_HDR + n * 8;
+	if (unread > stack_high_watermark) {
+		hold_current(id, unread > stack_stop_watermark);
 	}
 	return sid;
 }
@@ -1002,6 +1071,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 
 		bpf_map_delete_elem(&tracked, &tgid);
 		bpf_map_delete_elem(&unw_procs, &utgid);
+		bpf_map_delete_elem(&freezing, &utgid);
 	}
 	return 0;
 }

@@ -67,6 +67,23 @@ struct mt_ctl {
 };
 
 /*
+ * A request to freeze a process (the ring is above the high watermark),
+ * on the `freeze_req` ring, read by the freezer thread of user space
+ * (freeze.c). The `freezing` map (tgid -> MT_FREEZE_*) says which
+ * processes have a request in flight or are frozen, so that one request
+ * is made per hold, and which cannot be frozen (BPF stops those with
+ * SIGSTOP at the high watermark, as without a freezer).
+ */
+struct mt_freeze_req {
+	unsigned int tgid;	/* as memtrack's pid namespace sees it */
+	unsigned int pad;
+	unsigned long long ts;	/* CLOCK_MONOTONIC */
+};
+
+#define MT_FREEZE_ASKED 1
+#define MT_FREEZE_CANNOT 2
+
+/*
  * A reason a process is stopped: one entry per stop, so that each has one
  * inserter (BPF) and one deleter (whoever handled it). tid is 0 for a
  * throttle stop (one per process: the ring is shared by its threads), the

@@ -29,8 +29,8 @@
 /* Stopped processes                                                   */
 /* ------------------------------------------------------------------ */
 
-static void note(struct ebpf_state *st, const char *what, pid_t pid,
-		 uint64_t ts)
+void ebpf_note(struct ebpf_state *st, const char *what, pid_t pid,
+	       uint64_t ts)
 {
 	const struct mt_host *h = st->host;
 
@@ -104,7 +104,7 @@ static void hold_release(struct ebpf_state *st, struct ebpf_hold *h,
 	if (reason == HOLD_THROTTLE && (h->reasons & HOLD_THROTTLE)) {
 		st->throttled--;
 		st->resumes++;
-		note(st, "resume", pid, ebpf_now_ns());
+		ebpf_note(st, "resume", pid, ebpf_now_ns());
 	}
 	h->reasons &= ~reason;
 	if (h->reasons) {
@@ -204,7 +204,7 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 			st->throttled++;
 		}
 		st->stops++;
-		note(st, "stop", c->tgid, c->ts);
+		ebpf_note(st, "stop", c->tgid, c->ts);
 		break;
 	default:
 		hold_release(st, h, 0, &key);
@@ -220,7 +220,7 @@ void ebpf_resume_all(struct ebpf_state *st)
 	for (i = 0; i < st->nholds; i++) {
 		if (st->holds[i].reasons & HOLD_THROTTLE) {
 			st->resumes++;
-			note(st, "resume", st->holds[i].pid, ebpf_now_ns());
+			ebpf_note(st, "resume", st->holds[i].pid, ebpf_now_ns());
 		}
 		kill(st->holds[i].pid, SIGCONT);
 	}

@@ -103,6 +103,8 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 		goto error;
 	}
 	ebpf_symbols_init();
+	/* before the watchdog, which thaws what is frozen if memtrack dies */
+	ebpf_freeze_init(st);
 	libbpf_host = host;
 	libbpf_set_print(libbpf_print);
 
@@ -133,6 +135,8 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	/* 0 without stacks: the programs never call bpf_get_stack */
 	st->skel->rodata->stack_depth = st->stack_depth;
 	st->skel->rodata->stack_high_watermark = st->stack_high_wm;
+	st->skel->rodata->stack_stop_watermark = st->stack_stop_wm;
+	st->skel->rodata->stop_watermark = st->stop_wm;
 	st->skel->rodata->stack_wakeup_at = st->stack_ring_size / 8;
 	/* wake the reader at 1/8 (or the high watermark when lower): below
 	 * that it reads on the host's tick */
@@ -153,6 +157,15 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	err = ebpf_watchdog_start(st);
 	if (err) {
 		goto error;
+	}
+	err = ebpf_freeze_start(st);
+	if (err) {
+		ebpf_log(st, MT_LOG_INFO,
+			 "cannot start the freezer: %s; a full ring stops processes with SIGSTOP",
+			 strerror(-err));
+		ebpf_freeze_stop(st);
+	} else if (st->fz) {
+		st->skel->bss->freeze_ok = 1;
 	}
 	err = ebpf_map_ring_positions(st);
 	if (err) {
@@ -394,6 +407,7 @@ static int ebpf_maintain(void *state)
 	/* every stop known before deciding whom to resume */
 	ret = ebpf_consume_ctl(st);
 	ebpf_resume_throttled(st);
+	ebpf_freeze_notes(st);
 	ebpf_report_drops(st);
 	return ret;
 }
@@ -418,12 +432,16 @@ static int ebpf_get_stats(void *state, struct mt_source_stats *out)
 	struct mt_source_stats s = { .size = out->size };
 	size_t n = out->size < sizeof(s) ? out->size : sizeof(s);
 
-	s.stopped = st->throttled;
+	uint64_t fz_holds, fz_ends;
+	uint32_t fz_now;
+
+	ebpf_freeze_counts(st, &fz_holds, &fz_ends, &fz_now);
+	s.stopped = st->throttled + fz_now;
 	s.dropped = st->skel->bss->dropped;
 	s.ring_size = st->ring_size;
 	s.ring_used = ebpf_ring_unread(st);
-	s.stops = st->stops;
-	s.resumes = st->resumes;
+	s.stops = st->stops + fz_holds;
+	s.resumes = st->resumes + fz_ends;
 	s.stacks = st->stacks_seen;
 	s.stacks_truncated = st->stacks_truncated;
 	s.unwind_files = st->unw_files_built;
@@ -521,8 +539,9 @@ static void ebpf_destroy(void *state)
 	if (st->skel) {
 		memtrack_bpf__detach(st->skel);
 	}
-	/* Never leave a process stopped: those we know of, and those whose
-	 * record we have not read (they are in the map). */
+	/* Never leave a process held: the frozen ones, those stopped we
+	 * know of, and those whose record we have not read (in the map). */
+	ebpf_freeze_stop(st);
 	ebpf_resume_all(st);
 	if (st->holds_fd >= 0) {
 		ebpf_resume_map(st->holds_fd);

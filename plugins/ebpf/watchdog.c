@@ -39,8 +39,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -265,6 +267,10 @@ static ssize_t recv_msg(int fd, char *c, int *held, int *nheld)
 	return n;
 }
 
+/* the freezer's hierarchy and memtrack's pid: its hold cgroups' name */
+static char wd_cgroot[PATH_MAX];
+static pid_t wd_owner;
+
 static void close_all(const int *held, int nheld)
 {
 	for (int i = 0; i < nheld; i++) {
@@ -306,8 +312,10 @@ watchdog_main(int rfd, int holds_fd, const uint32_t *ids, int nids,
 		_exit(0);
 	}
 	/* memtrack died: its programs run until its links are released,
-	 * and stop producers (nobody reads the ring any more) */
+	 * and stop producers (nobody reads the ring any more); what its
+	 * freezer froze is thawed now and once they are gone */
 	close_all(held, nheld);
+	ebpf_thaw_orphans(wd_cgroot, wd_owner);
 	t0 = mono_ns();
 	do {
 		ebpf_resume_map(holds_fd);
@@ -317,6 +325,7 @@ watchdog_main(int rfd, int holds_fd, const uint32_t *ids, int nids,
 		serve(&gfd, 5);
 	} while (mono_ns() - t0 < WD_MAX_WAIT_NS);
 	serve(&gfd, 20);
+	ebpf_thaw_orphans(wd_cgroot, wd_owner);
 	ebpf_resume_map(holds_fd);
 	close(holds_fd);
 	serve(&gfd, -1);
@@ -358,6 +367,11 @@ int ebpf_watchdog_start(struct ebpf_state *st)
 			 strerror(errno));
 		return -errno;
 	}
+	if (ebpf_freeze_root(st)) {
+		snprintf(wd_cgroot, sizeof(wd_cgroot), "%s",
+			 ebpf_freeze_root(st));
+	}
+	wd_owner = getpid();
 	pid = fork();
 	if (pid < 0) {
 		int err = -errno;
