@@ -94,6 +94,8 @@ static void usage_report(FILE *out)
 	      "  --pid PID              only process PID\n"
 	      "  --weight WEIGHT        rank sites by bytes (default) or count\n"
 	      "  --at WHEN              pprof's in-use heap: end (default) or peak\n"
+	      "  --stack-lines N        text: callers shown per site (0: all; default:\n"
+	      "                         enough to tell the sites apart, 3 at least)\n"
 	      "  --diff                 what grew and shrank per site from A to B\n"
 	      "  -h, --help             this text\n"
 	      "\n"
@@ -232,9 +234,11 @@ static int cmd_report(int argc, char **argv)
 		{ "diff", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "at", required_argument, NULL, 'a' },
+		{ "stack-lines", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct mt_report_opts o = { .format = MT_REPORT_TEXT };
+	struct mt_report_opts o = { .format = MT_REPORT_TEXT,
+				    .stack_lines = -1 };
 	int c, diff = 0, nfiles;
 	char *end;
 	long pid;
@@ -275,6 +279,16 @@ static int cmd_report(int argc, char **argv)
 			}
 			o.has_pid = true;
 			o.pid = (int32_t)pid;
+			break;
+		case 's':
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || pid < 0 ||
+			    pid > 4096) {
+				return usage_error("report --stack-lines '%s': want a number of frames (0: the whole stack)",
+						   optarg);
+			}
+			o.stack_lines = (int)pid;
 			break;
 		case 'd':
 			diff = 1;

@@ -160,7 +160,7 @@ end:
 
 int mt_report(const char *path)
 {
-	struct mt_report_opts o = { .path = path };
+	struct mt_report_opts o = { .path = path, .stack_lines = -1 };
 
 	return mt_report_run(&o);
 }

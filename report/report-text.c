@@ -8,7 +8,11 @@
  * that names it (mt_rep_site_name(): the allocator and its wrappers
  * skipped), then the rest of its frames one a line, innermost first, as
  * heaptrack_print does: "via" the wrappers it allocated through, "from"
- * its callers, "in" the process.
+ * its callers, "in" the process. How many callers: --stack-lines N, or
+ * by default as many as tell the sites of the list apart (a site whose
+ * first callers are those of another in the list shows one more than
+ * they share; sites of other processes are told apart by their "in"), 3
+ * at least; "..." says how many more there are.
  */
 #include "config.h"
 
@@ -119,10 +123,27 @@ static void print_proc(FILE *out, const struct mt_rep_proc *p,
 	}
 }
 
-static int print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
-		       const char *title, struct mt_rep_frames *f)
+#define MIN_CALLERS 3
+
+/* How many leading frames, from its naming one outward (the process
+ * left out), the site of a and that of b share. */
+static size_t shared(const struct mt_rep_frames *a, size_t at_a,
+		     const struct mt_rep_frames *b, size_t at_b)
 {
-	size_t idx[MT_REP_TOP], n, i, j, at;
+	size_t k = 0;
+
+	while (k <= at_a && k <= at_b && at_a - k > 0 && at_b - k > 0 &&
+	       !strcmp(a->name[at_a - k], b->name[at_b - k])) {
+		k++;
+	}
+	return k;
+}
+
+static int print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
+		       const char *title, int stack_lines,
+		       struct mt_rep_frames *fs)
+{
+	size_t idx[MT_REP_TOP], ats[MT_REP_TOP], n, i, j, at, shown;
 	const char *name;
 	char h[32];
 
@@ -132,13 +153,34 @@ static int print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
 		fprintf(out, "  (none)\n");
 	}
 	for (i = 0; i < n; i++) {
-		const struct mt_rep_site *s = &r->sites[idx[i]];
-
-		if (mt_rep_site_frames(r, s, f) < 0) {
+		if (mt_rep_site_frames(r, &r->sites[idx[i]], &fs[i]) < 0) {
 			return -ENOMEM;
 		}
-		at = mt_rep_site_name(r, f);
+		ats[i] = mt_rep_site_name(r, &fs[i]);
+	}
+	for (i = 0; i < n; i++) {
+		const struct mt_rep_site *s = &r->sites[idx[i]];
+		const struct mt_rep_frames *f = &fs[i];
+		size_t callers = 0;
+
+		at = ats[i];
 		name = f->name[at];
+		if (stack_lines > 0) {
+			callers = (size_t)stack_lines;
+		} else if (stack_lines < 0) {
+			callers = MIN_CALLERS;
+			/* sites of other processes differ by their "in" */
+			for (j = 0; j < n; j++) {
+				size_t k = j == i || strcmp(f->name[0],
+							    fs[j].name[0]) ?
+						   0 :
+						   shared(f, at, &fs[j], ats[j]);
+
+				if (k > callers) {
+					callers = k;
+				}
+			}
+		}
 		switch (rank) {
 		case MT_REP_BY_COUNT:
 			fprintf(out, "  %2zu. %12" PRIu64 " allocs  %s\n",
@@ -156,12 +198,22 @@ static int print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
 				name);
 			break;
 		}
+		shown = 0;
 		for (j = f->n; j-- > 0;) {
-			if (j != at) {
-				fprintf(out, "%14s %s\n",
-					j > at ? "via" : j ? "from" : "in",
-					f->name[j]);
+			if (j == at) {
+				continue;
 			}
+			/* one frame left is shown, not counted */
+			if (j > 1 && j < at && stack_lines &&
+			    shown++ == callers) {
+				fprintf(out, "%14s %zu more frame%s (--stack-lines 0: all)\n",
+					"...", j, j == 1 ? "" : "s");
+				j = 1; /* the process comes next */
+				continue;
+			}
+			fprintf(out, "%14s %s\n",
+				j > at ? "via" : j ? "from" : "in",
+				f->name[j]);
 		}
 	}
 	return 0;
@@ -169,7 +221,7 @@ static int print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
 
 int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 {
-	struct mt_rep_frames f = { 0 };
+	struct mt_rep_frames f[MT_REP_TOP];
 	struct mt_rep_proc total;
 	char title[160], label[48], h[32], attached[40];
 	uint64_t most = 0;
@@ -177,7 +229,7 @@ int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	size_t i;
 	int err;
 
-	(void)o;
+	memset(f, 0, sizeof(f));
 	for (i = 0; i < r->nprocs; i++) {
 		const struct mt_rep_proc *p = &r->procs[i];
 
@@ -240,19 +292,22 @@ int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	snprintf(title, sizeof(title), "bytes live at the peak (%s at %.3f ms)",
 		 h, ms(r->peak_ts));
 	if ((err = print_sites(out, r, MT_REP_BY_BYTES, "bytes allocated",
-			       &f)) < 0 ||
+			       o->stack_lines, f)) < 0 ||
 	    (err = print_sites(out, r, MT_REP_BY_COUNT,
-			       "number of allocations", &f)) < 0 ||
-	    (err = print_sites(out, r, MT_REP_BY_PEAK, title, &f)) < 0 ||
+			       "number of allocations", o->stack_lines, f)) < 0 ||
+	    (err = print_sites(out, r, MT_REP_BY_PEAK, title, o->stack_lines,
+			       f)) < 0 ||
 	    (err = print_sites(out, r, MT_REP_BY_LEAK,
 			       r->nattached ?
 				       "leaks (live at end; of an attached process, allocated after the attach)" :
 				       "leaks (live at end)",
-			       &f)) < 0) {
+			       o->stack_lines, f)) < 0) {
 		goto end;
 	}
 	err = ferror(out) ? -EIO : 0;
 end:
-	mt_rep_frames_free(&f);
+	for (i = 0; i < MT_REP_TOP; i++) {
+		mt_rep_frames_free(&f[i]);
+	}
 	return err;
 }

@@ -27,6 +27,9 @@ struct mt_report_opts {
 	bool at_peak;    /* pprof's in-use values: at the peak, not the end */
 	const char *path;   /* the recording ('-': stdin) */
 	const char *diff_b; /* set: compare path (A) with diff_b (B) */
+	/* text: callers shown per site; 0: the whole stack; -1 (the
+	 * default): enough to tell the listed sites apart, 3 at least */
+	int stack_lines;
 };
 
 /* Parse "--format" and "--weight" values; -EINVAL when unknown. */

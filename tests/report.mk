@@ -26,6 +26,13 @@ check_PROGRAMS += tests/progs/alloc-wrappers
 tests_progs_alloc_wrappers_SOURCES = tests/progs/alloc-wrappers.c
 tests_progs_alloc_wrappers_CFLAGS = $(WARN_CFLAGS) -g
 
+# tests/test-report.sh: the text report's stack lines (--stack-lines),
+# two sites told apart by their sixth caller
+check_PROGRAMS += tests/progs/deep-sites
+tests_progs_deep_sites_SOURCES = tests/progs/deep-sites.c tests/progs/chain.h
+tests_progs_deep_sites_CFLAGS = $(WARN_CFLAGS) -O2 -g -fno-builtin \
+	-fomit-frame-pointer
+
 # the metadata parsers of the report on hand-made payloads (fuzz regressions)
 check_PROGRAMS += tests/test-symbolize
 TESTS += tests/test-symbolize

@@ -295,6 +295,78 @@ assert got == ["direct_alloc", "parse_b", "parse_a", "make_node", "main", "copy_
 assert all(s["name"] in s["frames"] for s in top), top' "$T/out"
 fi
 
+# --- stack lines (issue 29: --stack-lines N) -----------------------------------
+# tests/progs/deep-sites under --source preload --stacks (no root): the
+# sites of deep_a (16000 B) and deep_b (8000 B) share deep_f6 and its five
+# callers deep_f1..f5, and differ at the sixth; main's own 4000 B is
+# shallow. By default each site shows what tells it apart from the others
+# of the list (deep_*: six callers, then "... N more"), 3 callers at
+# least; --stack-lines N shows N, 0 the whole stack.
+DS="$MT_BUILDDIR/tests/progs/deep-sites"
+if ! "$MT" -q --source preload --stacks --sink "file:$T/ds.mt" -- "$DS" \
+	2>"$T/ds.err"; then
+	fail "deep sites: cannot record: $(cat "$T/ds.err")"
+else
+	# sites NAME ARGS...: the first ranking's frames, names only
+	sites() {
+		"$MT" report "$@" "$T/ds.mt" >"$T/ds.out" 2>"$T/ds.err" ||
+			fail "deep sites: report $*: $(cat "$T/ds.err")"
+		awk '/^top sites by bytes allocated$/ { p = 1; next }
+			/^top sites/ { p = 0 } p' "$T/ds.out" |
+			sed -E -e 's/ \([^()]*:[0-9]+\)( \[inlined\])?$//' \
+			-e 's/^ +[0-9]+\. +[0-9]+ B +[0-9.]+ [KMG]?i?B +/site /' \
+			-e 's/^ +(from|via|in|\.\.\.) /\1 /' \
+			-e 's/^in pid [0-9]+$/in pid/'
+	}
+	# what must be in the default: deep_a's site, six callers, the rest
+	# counted; main's site, three callers at least
+	cat >"$T/ds-want" <<'EOF'
+site deep_f6
+from deep_f5
+from deep_f4
+from deep_f3
+from deep_f2
+from deep_f1
+from deep_a
+... 4 more frames (--stack-lines 0: all)
+in pid
+site deep_f6
+from deep_f5
+from deep_f4
+from deep_f3
+from deep_f2
+from deep_f1
+from deep_b
+... 4 more frames (--stack-lines 0: all)
+in pid
+site main
+from __libc_start_call_main
+from __libc_start_main_impl
+from _start
+in pid
+EOF
+	sites >"$T/ds-got"
+	cmp -s "$T/ds-got" "$T/ds-want" &&
+		ok "deep sites: by default, the callers that tell the sites apart" ||
+		{ fail "deep sites: default stack lines"; diff "$T/ds-got" "$T/ds-want"; }
+	sites --stack-lines 2 >"$T/ds-got"
+	if grep -qx 'from deep_f4' "$T/ds-got" && ! grep -qx 'from deep_f3' "$T/ds-got" &&
+		[ "$(grep -cx '\.\.\. 8 more frames (--stack-lines 0: all)' "$T/ds-got")" -eq 2 ]; then
+		ok "deep sites: --stack-lines 2 shows two callers, counts the rest"
+	else
+		fail "deep sites: --stack-lines 2"; cat "$T/ds-got"
+	fi
+	sites --stack-lines 0 >"$T/ds-got"
+	if [ "$(grep -cx 'from _start' "$T/ds-got")" -eq 3 ] &&
+		! grep -q '^\.\.\.' "$T/ds-got"; then
+		ok "deep sites: --stack-lines 0 shows every frame"
+	else
+		fail "deep sites: --stack-lines 0"; cat "$T/ds-got"
+	fi
+fi
+expect_exit 2 "--stack-lines x" -- "$MT" report --stack-lines x "$T/ds.mt"
+stderr_is "--stack-lines x message" "report --stack-lines 'x': want a number of frames"
+
 # --- a process attached to (memtrack --pid, issue 25) ---------------------------
 # tests/mkrec.py attach: pid 1 marked attached (MTKA) at 500 ns, before its
 # first event at 1000 ns; 3 frees of blocks the recording lacks (one a
