@@ -22,7 +22,9 @@
  * parent out, and no controller of the process's changes (a child without
  * controllers of its own). The same thread thaws, once both rings are
  * below their low watermarks (it looks every millisecond while anything
- * is frozen), and removes the cgroup. A process it cannot move (no
+ * is frozen), moving every process of the hold cgroups to their parents:
+ * a child forked between a move and its freeze is born there, frozen.
+ * The cgroups are kept to the end of the run. A process it cannot move (no
  * writable cgroup v2 hierarchy, a container's read-only one, a cgroup
  * with controllers that forbid a child) is marked MT_FREEZE_CANNOT: BPF
  * then stops it at the high watermark, as without a freezer.
@@ -65,10 +67,6 @@
 #define THAW_POLL_MS 1
 #define NOTES_MAX 1024
 
-struct frozen {
-	pid_t pid;
-	char *origin; /* the cgroup directory it came from */
-};
 
 struct fz_note {
 	int resume;
@@ -87,7 +85,7 @@ struct ebpf_freezer {
 	int freezing_fd;
 
 	/* the thread's own */
-	struct frozen *frozen;
+	pid_t *frozen; /* frozen on request (their children may be too) */
 	size_t nfrozen, frozen_cap;
 	char **dirs;
 	size_t ndirs, dirs_cap;
@@ -308,8 +306,7 @@ static void freeze_one(struct ebpf_freezer *fz, const struct mt_freeze_req *r)
 	struct ebpf_state *st = fz->st;
 	pid_t pid = (pid_t)r->tgid;
 	char origin[PATH_MAX], hold[PATH_MAX];
-	struct frozen *f;
-	char *dup = NULL;
+	pid_t *f = NULL;
 	int err, made = 0;
 
 	if (below_low(st)) {
@@ -341,9 +338,7 @@ static void freeze_one(struct ebpf_freezer *fz, const struct mt_freeze_req *r)
 				  sizeof(*fz->frozen));
 		if (f) {
 			fz->frozen = f;
-		}
-		dup = strdup(origin);
-		if (!f || !dup) {
+		} else {
 			err = -ENOMEM;
 		}
 	}
@@ -351,7 +346,6 @@ static void freeze_one(struct ebpf_freezer *fz, const struct mt_freeze_req *r)
 		err = write_pid(hold, pid);
 	}
 	if (err) {
-		free(dup);
 		if (made) {
 			rmdir(hold);
 			free(fz->dirs[--fz->ndirs]);
@@ -371,9 +365,7 @@ static void freeze_one(struct ebpf_freezer *fz, const struct mt_freeze_req *r)
 		}
 		return;
 	}
-	fz->frozen[fz->nfrozen].pid = pid;
-	fz->frozen[fz->nfrozen].origin = dup;
-	fz->nfrozen++;
+	fz->frozen[fz->nfrozen++] = pid;
 	pthread_mutex_lock(&fz->lock);
 	fz->holds++;
 	fz->now_frozen = (uint32_t)fz->nfrozen;
@@ -390,35 +382,87 @@ static int on_request(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* Put f back where it came from. */
-static void thaw_one(struct ebpf_freezer *fz, struct frozen *f)
+/* Move every process of the hold cgroup at path to its parent, thaw
+ * what cannot move, and remove the cgroup if asked. Only system calls:
+ * the watchdog runs in a fork. 0, or -1 when a process could not move. */
+static int thaw_dir(const char *path, int remove)
 {
-	char hold[PATH_MAX];
-	int err;
+	char file[PATH_MAX], parent[PATH_MAX], buf[4096];
+	ssize_t n;
+	int fd, stuck = 0;
+	char *slash, *p, *end;
 
-	/* BPF may ask again from here on: the process is still frozen, so
-	 * it cannot before the move */
-	mark(fz, f->pid, 0);
-	/* fits: it was made so */
-	(void)!snprintf(hold, sizeof(hold), "%s/%s", f->origin, fz->name);
-	err = write_pid(f->origin, f->pid);
-	if (err && err != -ESRCH) {
-		/* its cgroup went away, or refuses it: thawed where it is */
-		write_cg(hold, "cgroup.freeze", "0");
-		ebpf_log(fz->st, MT_LOG_WARN,
-			 "process %d: cannot move it back to cgroup %s (%s): thawed in %s",
-			 (int)f->pid, f->origin, strerror(-err), hold);
+	snprintf(parent, sizeof(parent), "%s", path);
+	slash = strrchr(parent, '/');
+	if (!slash) {
+		return -1;
 	}
-	free(f->origin);
-	add_note(fz, 1, f->pid);
+	*slash = '\0';
+	if (snprintf(file, sizeof(file), "%s/cgroup.procs", path) >=
+	    (int)sizeof(file)) {
+		return -1;
+	}
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		/* a few pids; what does not fit is thawed by cgroup.freeze */
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		for (p = buf; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+
+			if (end == p) {
+				break;
+			}
+			if (pid > 0) {
+				int err = write_pid(parent, (pid_t)pid);
+
+				if (err && err != -ESRCH) {
+					stuck = 1;
+				}
+			}
+			while (*end == '\n') {
+				end++;
+			}
+		}
+		if (n == (ssize_t)sizeof(buf) - 1) {
+			stuck = 1;
+		}
+	}
+	if (stuck) {
+		write_cg(path, "cgroup.freeze", "0");
+	}
+	if (remove) {
+		rmdir(path);
+	}
+	return stuck ? -1 : 0;
 }
 
+/*
+ * Below the low watermarks: put every frozen process back where it came
+ * from. Every process of each hold cgroup, not only those frozen on
+ * request: a child forked between the move and the freeze is born in the
+ * hold cgroup, frozen too.
+ */
 static void thaw_all(struct ebpf_freezer *fz)
 {
 	size_t i;
 
+	/* BPF may ask again from here on: the processes are still frozen,
+	 * so they cannot before the move */
 	for (i = 0; i < fz->nfrozen; i++) {
-		thaw_one(fz, &fz->frozen[i]);
+		mark(fz, fz->frozen[i], 0);
+	}
+	for (i = 0; i < fz->ndirs; i++) {
+		if (thaw_dir(fz->dirs[i], 0)) {
+			/* its cgroup went away or refuses it: thawed in place */
+			ebpf_log(fz->st, MT_LOG_WARN,
+				 "cannot move a process of %s back to its cgroup: thawed there",
+				 fz->dirs[i]);
+		}
+	}
+	for (i = 0; i < fz->nfrozen; i++) {
+		add_note(fz, 1, fz->frozen[i]);
 	}
 	pthread_mutex_lock(&fz->lock);
 	fz->ends += fz->nfrozen;
@@ -582,65 +626,12 @@ void ebpf_freeze_counts(struct ebpf_state *st, uint64_t *holds,
 
 static char orphan_name[32];
 
-/* Move every process of the hold cgroup at path to its parent, thaw
- * what cannot move, remove the cgroup. Only system calls: the watchdog
- * runs in a fork. */
-static void thaw_dir(const char *path)
-{
-	char file[PATH_MAX], parent[PATH_MAX], buf[4096];
-	ssize_t n;
-	int fd, stuck = 0;
-	char *slash, *p, *end;
-
-	snprintf(parent, sizeof(parent), "%s", path);
-	slash = strrchr(parent, '/');
-	if (!slash) {
-		return;
-	}
-	*slash = '\0';
-	if (snprintf(file, sizeof(file), "%s/cgroup.procs", path) >=
-	    (int)sizeof(file)) {
-		return;
-	}
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		/* a few pids; what does not fit is thawed by cgroup.freeze */
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		buf[n > 0 ? n : 0] = '\0';
-		for (p = buf; *p; p = end) {
-			long pid = strtol(p, &end, 10);
-
-			if (end == p) {
-				break;
-			}
-			if (pid > 0) {
-				int err = write_pid(parent, (pid_t)pid);
-
-				if (err && err != -ESRCH) {
-					stuck = 1;
-				}
-			}
-			while (*end == '\n') {
-				end++;
-			}
-		}
-		if (n == (ssize_t)sizeof(buf) - 1) {
-			stuck = 1;
-		}
-	}
-	if (stuck) {
-		write_cg(path, "cgroup.freeze", "0");
-	}
-	rmdir(path);
-}
-
 static int orphan_cb(const char *path, const struct stat *sb, int type,
 		     struct FTW *ftw)
 {
 	(void)sb;
 	if (type == FTW_DP && !strcmp(path + ftw->base, orphan_name)) {
-		thaw_dir(path);
+		thaw_dir(path, 1);
 	}
 	return 0;
 }
