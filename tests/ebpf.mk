@@ -53,6 +53,27 @@ tests_progs_sys_mix_SOURCES = tests/progs/sys-mix.c
 tests_progs_sys_mix_CFLAGS = $(PROG_CFLAGS)
 tests_progs_sys_mix_LDADD = $(PTHREAD_LIBS)
 
+# tests/test-dl-reuse.sh: a library loaded where a dlclose'd one was
+# (issue 24, item 3): dl-reuse and the two builds of libreuse.c
+check_PROGRAMS += tests/progs/dl-reuse
+tests_progs_dl_reuse_SOURCES = tests/progs/dl-reuse.c
+tests_progs_dl_reuse_CFLAGS = $(PROG_CFLAGS) -g
+tests_progs_dl_reuse_LDADD = -ldl
+check_LTLIBRARIES += tests/progs/libreuse-alpha.la \
+	tests/progs/libreuse-gamma.la
+tests_progs_libreuse_alpha_la_SOURCES = tests/progs/libreuse.c
+tests_progs_libreuse_alpha_la_CPPFLAGS = -DREUSE_NAME=alpha
+tests_progs_libreuse_alpha_la_CFLAGS = -O1 -g -fno-builtin
+tests_progs_libreuse_alpha_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath /nowhere
+tests_progs_libreuse_gamma_la_SOURCES = tests/progs/libreuse.c
+tests_progs_libreuse_gamma_la_CPPFLAGS = -DREUSE_NAME=gamma
+tests_progs_libreuse_gamma_la_CFLAGS = -O1 -g -fno-builtin
+tests_progs_libreuse_gamma_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath /nowhere
+TESTS += tests/test-dl-reuse.sh
+dist_noinst_SCRIPTS += tests/test-dl-reuse.sh
+
 # the library alloc-dlopen loads: tests/progs/.libs/libdlalloc.so
 check_LTLIBRARIES += tests/progs/libdlalloc.la
 tests_progs_libdlalloc_la_SOURCES = tests/progs/libdlalloc.c

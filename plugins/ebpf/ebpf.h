@@ -53,6 +53,7 @@ struct ebpf_bid {
 /* an executable mapping of a process, and its unwind table (unwind.c) */
 struct ebpf_range {
 	unsigned long start, end;
+	uint64_t dev, ino, off; /* what it maps, as /proc/PID/maps says */
 	uint64_t bias;
 	struct mt_unw_table t;
 };
@@ -72,6 +73,11 @@ struct ebpf_seen {
 	pid_t pid;
 	size_t n, cap;
 	struct ebpf_range *range;
+	/* the process's stack generation (BPF's stack_gen): one more each
+	 * time addresses of its change meaning (an exec, a mapping where
+	 * another was), so that a stack of the same return addresses gets a
+	 * new id, resolved through the new mappings */
+	uint32_t gen;
 };
 
 /* what the exec gate's thread last did, shared with the watchdog */
@@ -158,6 +164,11 @@ struct ebpf_state {
 	struct ebpf_blob meta_stacks; /* "MTKT" */
 	struct ebpf_blob meta_maps;   /* "MTKM" */
 	struct ebpf_blob meta_attach; /* "MTKA" (any run: --pid) */
+	/* payloads finished ahead of the two above, written first: the
+	 * mappings and stacks from before a change of what addresses name */
+	struct ebpf_blob *sealed;
+	size_t nsealed, sealed_cap;
+	int in_ctl; /* ebpf_on_ctl() runs: the ctl ring is not to be read */
 	struct ebpf_bid *bids;
 	size_t nbids, bids_cap;
 	struct ebpf_seen *seen;

@@ -95,7 +95,19 @@ struct {
 	__uint(max_entries, 4096); /* resized by user space with stacks */
 } stacks SEC(".maps");
 
-/* hash of (tgid, return addresses) -> stack id: each stack is sent once */
+/* tgid (ours) -> its stack generation (user space: plugins/ebpf/stacks.c,
+ * struct ebpf_seen): part of a stack's hash, so that return addresses
+ * that name other code since an exec or a mapping over another get a new
+ * id. LRU: an entry lost is a generation 0, whose stacks are sent anew. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, u32);
+} stack_gen SEC(".maps");
+
+/* hash of (tgid, generation, return addresses) -> stack id: each stack
+ * is sent once */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -770,10 +782,15 @@ static __always_inline u32 capture_stack(struct pt_regs *ctx, u64 id, u64 sp)
 	struct mt_bpf_stack *s;
 	struct mt_walk *w;
 	u64 h = 0xcbf29ce484222325ull ^ (id >> 32), ret, unread, flags;
-	u32 n, sid, *known, depth;
+	u32 n, sid, *known, depth, utgid, *gen;
 
 	if (!stack_depth) {
 		return 0;
+	}
+	utgid = our_id(id) >> 32;
+	gen = bpf_map_lookup_elem(&stack_gen, &utgid);
+	if (gen) {
+		h ^= (u64)*gen << 32;
 	}
 	w = bpf_task_storage_get(&stack_buf, bpf_get_current_task_btf(), NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);

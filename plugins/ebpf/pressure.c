@@ -156,13 +156,15 @@ void ebpf_resume_throttled(struct ebpf_state *st)
 	}
 }
 
+static int on_stop(struct ebpf_state *st, const struct mt_ctl *c,
+		   struct mt_hold_key *k);
+
 int ebpf_on_ctl(void *ctx, void *data, size_t len)
 {
 	struct ebpf_state *st = ctx;
 	const struct mt_ctl *c = data;
 	struct mt_hold_key key = { .tgid = c->tgid };
-	struct ebpf_hold *h;
-	int err = 0, aerr;
+	int err;
 
 	if (len < sizeof(*c)) {
 		return 0;
@@ -171,6 +173,21 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 		/* not a stop: nobody waits for it */
 		return ebpf_note_fork(st, c->tgid, c->pad);
 	}
+	st->in_ctl++;
+	err = on_stop(st, c, &key);
+	st->in_ctl--;
+	return err;
+}
+
+/* A stop announced on the ctl ring: act on it, resume when nothing is
+ * left to wait for. */
+static int on_stop(struct ebpf_state *st, const struct mt_ctl *c,
+		   struct mt_hold_key *k)
+{
+	struct mt_hold_key key = *k;
+	struct ebpf_hold *h;
+	int err = 0, aerr;
+
 	h = hold_get(st, c->tgid, 1);
 	if (!h) {
 		kill(c->tgid, SIGCONT);

@@ -25,7 +25,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
 #include "memtrack.h"
+#include "memtrack.skel.h"
 #include "ebpf.h"
 #include "array.h"
 #include "elf-build-id.h"
@@ -93,11 +97,72 @@ static int blob_flush(struct ebpf_state *st, struct ebpf_blob *b,
 	return err;
 }
 
-int ebpf_meta_flush(struct ebpf_state *st, struct mt_emitter *em)
+/* Finish b's payload (tag, header) and queue it, to be written before
+ * anything collected after. */
+static int blob_seal(struct ebpf_state *st, struct ebpf_blob *b,
+		     const char *tag)
+{
+	struct ebpf_blob *q;
+
+	if (!b->count) {
+		return 0;
+	}
+	q = mt_array_grow(st->sealed, &st->sealed_cap, st->nsealed + 1,
+			  sizeof(*st->sealed));
+	if (!q) {
+		return -ENOMEM;
+	}
+	st->sealed = q;
+	memcpy(b->data, tag, 4);
+	put32(b->data + 4, 1); /* version */
+	put32(b->data + 8, b->count);
+	put32(b->data + 12, checksum(b->data + META_HDR, b->len - META_HDR));
+	st->sealed[st->nsealed++] = *b;
+	memset(b, 0, sizeof(*b));
+	return 0;
+}
+
+/*
+ * The addresses of process pid are about to name other code (an exec, a
+ * mapping over another): every stack captured before is named through
+ * the mappings recorded so far, so it is written before the new ones.
+ * The process is stopped: its stacks are all in the ring.
+ */
+static int stacks_barrier(struct ebpf_state *st)
 {
 	int err;
 
-	err = blob_flush(st, &st->meta_attach, "MTKA", em);
+	if (st->stack_rb) {
+		ring_buffer__consume(st->stack_rb);
+	}
+	err = blob_seal(st, &st->meta_maps, "MTKM");
+	if (!err) {
+		err = blob_seal(st, &st->meta_stacks, "MTKT");
+	}
+	return err;
+}
+
+int ebpf_meta_flush(struct ebpf_state *st, struct mt_emitter *em)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < st->nsealed; i++) {
+		struct ebpf_blob *b = &st->sealed[i];
+
+		if (!err) {
+			err = em->meta ? em->meta(em, b->data, b->len) :
+					 -ENOTSUP;
+			if (err == -ENOTSUP) {
+				err = 0; /* said by blob_flush() */
+			}
+		}
+		free(b->data);
+	}
+	st->nsealed = 0;
+	if (!err) {
+		err = blob_flush(st, &st->meta_attach, "MTKA", em);
+	}
 	/* mappings first: a stack is named through them */
 	if (!err) {
 		err = blob_flush(st, &st->meta_maps, "MTKM", em);
@@ -162,7 +227,7 @@ static uint32_t frames_to_keep(struct ebpf_state *st,
 	struct ebpf_seen *seen = seen_find(st, (pid_t)s->pid);
 	uint32_t i;
 
-	if (!seen || !seen->n) {
+	if ((!seen || !seen->n) && !st->in_ctl) {
 		ebpf_consume_ctl(st);
 		seen = seen_find(st, (pid_t)s->pid);
 	}
@@ -364,11 +429,18 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 	size_t nnew = 0;
 	struct ebpf_seen *seen;
 	FILE *maps;
-	int err = 0;
+	int err = 0, reused = 0;
 
 	seen = seen_find(st, pid);
 	if (seen && at_exec) {
+		if (seen->n) {
+			err = stacks_barrier(st);
+			if (err) {
+				return err;
+			}
+		}
 		seen->n = 0;
+		reused = 1;
 	}
 	if (at_exec || !seen) {
 		/* a pid not seen: a new process, or a reused pid */
@@ -402,11 +474,33 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 		if (ebpf_parse_exec_map(line, &ml)) {
 			continue;
 		}
-		for (j = 0; j < seen->n; j++) {
-			if (seen->range[j].start == ml.start) {
+		/* the same mapping seen before, or one this replaces (a
+		 * library loaded where a dlclose'd one was): what was there
+		 * is gone, and the addresses now name other code */
+		for (j = 0; j < seen->n;) {
+			const struct ebpf_range *r = &seen->range[j];
+
+			if (r->start == ml.start && r->end == ml.end &&
+			    r->dev == ml.dev && r->ino == ml.inode &&
+			    r->off == ml.off) {
 				dup = 1;
 				break;
 			}
+			if (r->start < ml.end && ml.start < r->end) {
+				if (!reused) {
+					err = stacks_barrier(st);
+					if (err) {
+						break;
+					}
+				}
+				seen->range[j] = seen->range[--seen->n];
+				reused = 1;
+				continue;
+			}
+			j++;
+		}
+		if (err) {
+			break;
 		}
 		if (dup) {
 			continue;
@@ -423,6 +517,9 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 			 (int)pid, ml.start, ml.end);
 		seen->range[seen->n].start = ml.start;
 		seen->range[seen->n].end = ml.end;
+		seen->range[seen->n].dev = ml.dev;
+		seen->range[seen->n].ino = ml.inode;
+		seen->range[seen->n].off = ml.off;
 		err = ebpf_unw_mapping(st, &seen->range[seen->n], ml.dev,
 				       ml.inode, ml.off, file,
 				       line + ml.name_at);
@@ -459,6 +556,17 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 		st->meta_maps.count++;
 	}
 	fclose(maps);
+	if (reused) {
+		/* before the process is resumed: its stacks from now on are
+		 * new ones */
+		uint32_t key = (uint32_t)pid;
+
+		seen->gen++;
+		if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.stack_gen),
+					&key, &seen->gen, BPF_ANY) && !err) {
+			err = -errno;
+		}
+	}
 	if (!err) {
 		/* before the process is resumed: no allocation of code
 		 * just mapped is unwound without its table */
@@ -483,6 +591,10 @@ void ebpf_stacks_free(struct ebpf_state *st)
 	free(st->bids);
 	free(st->meta_maps.data);
 	free(st->meta_stacks.data);
+	while (st->nsealed) {
+		free(st->sealed[--st->nsealed].data);
+	}
+	free(st->sealed);
 	free(st->meta_attach.data);
 	ebpf_unw_free(st);
 }

@@ -183,10 +183,15 @@ static void send_maps(unsigned flags)
 	mtpl_maps_unlock(&stk_maps);
 }
 
+/* the generation's pseudo-frame (see pl_stk_capture) */
+#define PL_STK_GEN_MARK 0xfffffffe00000000ull
+
 __attribute__((noinline)) uint32_t pl_stk_capture(void)
 {
-	/* one more than the unwinder gives: room for the mark */
-	uint64_t frames[MTPL_UNWIND_MAX + 1];
+	/* two more than the unwinder gives: room for the mark and the
+	 * generation */
+	uint64_t frames[MTPL_UNWIND_MAX + 2];
+	unsigned long long unloads;
 	unsigned char rec[MTPL_META_HDR + 12 + 8 * MTPL_UNWIND_MAX];
 	struct mtpl_stack_ref ref;
 	int n, skip = 0, want = (int)stk_depth + PL_STK_OWN, r, deeper, cut;
@@ -218,7 +223,15 @@ __attribute__((noinline)) uint32_t pl_stk_capture(void)
 		}
 		frames[skip + n++] = MT_FRAME_TRUNCATED;
 	}
-	r = mtpl_stack_intern(&stk_table, frames + skip, (uint32_t)n, &ref);
+	/* After a dlclose the same return addresses may be another
+	 * library's code (one loaded where the closed one was): interned
+	 * with the loader's count of unloads, such a stack gets an id of its
+	 * own, sent after the mappings that name it. A return address is
+	 * never in the kernel's half: the count there is no frame. */
+	unloads = mtpl_maps_unloads();
+	frames[skip + n] = PL_STK_GEN_MARK | (unloads & 0xffffffffull);
+	r = mtpl_stack_intern(&stk_table, frames + skip,
+			      (uint32_t)n + (unloads != 0), &ref);
 	if (r == MTPL_STACK_KNOWN) {
 		return ref.id;
 	}

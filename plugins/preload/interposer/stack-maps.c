@@ -92,6 +92,16 @@ static int counts_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1; /* the counters are global: one object is enough */
 }
 
+unsigned long long mtpl_maps_unloads(void)
+{
+	struct counts c = { 0, 0 };
+
+	mtpl_loader_enter();
+	dl_iterate_phdr(counts_cb, &c);
+	mtpl_loader_leave();
+	return c.subs;
+}
+
 int mtpl_maps_changed(const struct mtpl_maps *m)
 {
 	struct counts c = { 0, 0 };

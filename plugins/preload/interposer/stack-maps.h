@@ -78,6 +78,10 @@ void mtpl_maps_unlock(struct mtpl_maps *m);
 /* In the child of a fork, before anything else here. */
 void mtpl_maps_atfork_child(struct mtpl_maps *m);
 
+/* How many objects the loader has unloaded so far (dlpi_subs): the
+ * addresses of an unloaded object may name another one's code since. */
+unsigned long long mtpl_maps_unloads(void);
+
 /* 1 when objects were loaded or unloaded since the last snapshot written
  * (or none was), else 0. */
 int mtpl_maps_changed(const struct mtpl_maps *m);
