@@ -3,7 +3,7 @@
 # freezer, plugins/ebpf/freeze.c), not stopped: its shell in job-control
 # mode and its debugger see nothing (issue 28, item 1). Each command is
 # tests/progs/alloc-stress (4 threads, 120,000 events) under a ring of
-# 2 MiB read slowly (--throttle-us), so that the ring fills several times
+# 4 MiB read slowly (--throttle-us), so that the ring fills several times
 # per command; the test fails if it never did (it would prove nothing)
 # and if any hold was a SIGSTOP. Then memtrack is killed while a process
 # is frozen: the watchdog must thaw it and remove the cgroup.
@@ -35,8 +35,10 @@ command -v bash >/dev/null || { echo "skip: no bash"; exit 77; }
 
 STRESS="$MT_BUILDDIR/tests/progs/alloc-stress"
 # the ring fills within a command; the stop mark (where a late freeze
-# becomes SIGSTOP) is 512 KiB above the high one: ~40 ms of these events
-RING="--ring-size 2M --high-watermark 50% --throttle-us 1000 --chunk 64"
+# becomes SIGSTOP) is 1 MiB above the high one: ~100 ms of these events
+# (a freeze waits for an RCU grace period, 10-40 ms here; with 512 KiB,
+# 2 of 56 holds were SIGSTOPs once)
+RING="--ring-size 4M --high-watermark 50% --throttle-us 1000 --chunk 64"
 
 # holds NAME ERRFILE: the ring filled, every hold was a freeze
 holds() {

@@ -259,6 +259,34 @@ static int cgroup_of(struct ebpf_freezer *fz, pid_t pid, char *out,
 	return err;
 }
 
+/*
+ * Is pid in the cgroup at dir? /proc/PID/cgroup names the cgroup relative
+ * to the root of our cgroup namespace, and the mount we found may be of
+ * another root (a container's namespace over the host's mount): then the
+ * directory we computed is not the process's, and moving it there and
+ * "back" would take it out of its own cgroup for good. 1, 0, or -errno.
+ */
+static int pid_in(const char *dir, pid_t pid)
+{
+	char path[PATH_MAX], line[32];
+	FILE *f;
+	int found = 0;
+
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >=
+	    (int)sizeof(path)) {
+		return -ENAMETOOLONG;
+	}
+	f = fopen(path, "re");
+	if (!f) {
+		return -errno;
+	}
+	while (!found && fgets(line, sizeof(line), f)) {
+		found = strtol(line, NULL, 10) == (long)pid;
+	}
+	fclose(f);
+	return found;
+}
+
 static void mark(struct ebpf_freezer *fz, pid_t pid, uint32_t state)
 {
 	uint32_t key = (uint32_t)pid;
@@ -317,6 +345,10 @@ static void freeze_one(struct ebpf_freezer *fz, const struct mt_freeze_req *r)
 	err = cgroup_of(fz, pid, origin, sizeof(origin));
 	if (err == -ENOENT && kill(pid, 0) && errno == ESRCH) {
 		return; /* gone */
+	}
+	if (!err) {
+		err = pid_in(origin, pid);
+		err = err == 1 ? 0 : err == 0 ? -EXDEV : err;
 	}
 	if (!err && snprintf(hold, sizeof(hold), "%s/%s", origin, fz->name) >=
 			    (int)sizeof(hold)) {
