@@ -52,8 +52,15 @@ bench-pressure: memtrack$(EXEEXT) $(plugin_LTLIBRARIES) \
 	$(SHELL) $(srcdir)/bench/bench-pressure.sh '$(abs_top_builddir)'
 endif
 
+# bench/bench-dlopen.sh: N dlopens under each source, the cost per
+# library as N grows (issue 24; 'make bench-dlopen', not part of 'make
+# bench': minutes)
+EXTRA_DIST += bench/bench-dlopen.sh
+bench-dlopen: memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
+	$(SHELL) $(srcdir)/bench/bench-dlopen.sh '$(abs_top_builddir)'
+
 # Outside the conditional: automake wants .PHONY and 'bench' defined once.
-.PHONY: bench-ebpf bench-pressure bench-attach
+.PHONY: bench-ebpf bench-pressure bench-attach bench-dlopen
 bench: $(BENCH_EBPF)
 
 # bench/bench-unwind.sh: --stacks on Debian's jq (no frame pointers),

@@ -3,7 +3,7 @@
 # no dependency on host/ or report/, so a plugin can link it.
 noinst_LTLIBRARIES += common/libmtcommon.la
 common_libmtcommon_la_SOURCES = \
-	common/array.c common/array.h \
+	common/array.c common/array.h common/key-index.c common/key-index.h \
 	common/elf-build-id.c common/elf-build-id.h \
 	common/elf-symbols.c common/elf-symbols.h \
 	common/bpf-check.c common/bpf-check.h \

@@ -1,5 +1,13 @@
 # Host tests: plugin loading and the command line.
 
+# common/key-index, the eBPF source's index of files and processes
+check_PROGRAMS += tests/test-key-index
+TESTS += tests/test-key-index
+tests_test_key_index_SOURCES = tests/test-key-index.c
+tests_test_key_index_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/common
+tests_test_key_index_CFLAGS = $(TEST_CFLAGS)
+tests_test_key_index_LDADD = common/libmtcommon.la $(TEST_LIBS)
+
 # Plugins that must be refused, each for its own reason. -rpath makes
 # libtool build shared objects for these check-only modules.
 FIXTURE_FLAGS = -module -avoid-version -shared -rpath /nowhere

@@ -31,6 +31,7 @@ struct mt_vma_file {
 	u64 ino;
 	u64 start;
 	u64 end;
+	u64 off; /* file offset of start */
 	u32 found;
 	u32 pad;
 };
@@ -44,6 +45,7 @@ static long mt_vma_file_cb(struct task_struct *task,
 	inode = BPF_CORE_READ(vma, vm_file, f_inode);
 	f->start = BPF_CORE_READ(vma, vm_start);
 	f->end = BPF_CORE_READ(vma, vm_end);
+	f->off = BPF_CORE_READ(vma, vm_pgoff) << 12; /* PAGE_SHIFT, x86-64 */
 	if (inode) {
 		f->dev = BPF_CORE_READ(inode, i_sb, s_dev);
 		f->ino = BPF_CORE_READ(inode, i_ino);

@@ -32,6 +32,7 @@
 #include "memtrack.h"
 #include "memtrack.skel.h"
 #include "ebpf.h"
+#include "key-index.h"
 #include "array.h"
 #include "elf-symbols.h"
 #include "kernel-dev.h"
@@ -209,14 +210,9 @@ static const struct alloc_sym *sym_find(const char *name)
 
 int ebpf_file_known(struct ebpf_state *st, uint64_t dev, uint64_t ino)
 {
-	size_t i;
+	uint32_t i;
 
-	for (i = 0; i < st->nfiles; i++) {
-		if (st->files[i].dev == dev && st->files[i].ino == ino) {
-			return 1;
-		}
-	}
-	return 0;
+	return mt_key_get(&st->files_idx, dev, ino, &i) == 0;
 }
 
 static int file_add(struct ebpf_state *st, uint64_t dev, uint64_t ino)
@@ -230,6 +226,9 @@ static int file_add(struct ebpf_state *st, uint64_t dev, uint64_t ino)
 		return -ENOMEM;
 	}
 	st->files = p;
+	if (mt_key_put(&st->files_idx, dev, ino, (uint32_t)st->nfiles)) {
+		return -ENOMEM;
+	}
 	st->files[st->nfiles].dev = dev;
 	st->files[st->nfiles].ino = ino;
 	st->nfiles++;
@@ -570,6 +569,16 @@ static int attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 		err = file_add(st, dev, ino);
 	}
 	return err;
+}
+
+int ebpf_attach_known(struct ebpf_state *st, uint64_t dev, uint64_t ino)
+{
+	int known;
+
+	pthread_mutex_lock(&st->attach_lock);
+	known = ebpf_file_known(st, dev, ino);
+	pthread_mutex_unlock(&st->attach_lock);
+	return known;
 }
 
 int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,

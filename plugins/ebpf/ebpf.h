@@ -13,6 +13,7 @@
 #include <memtrack/plugin.h>
 
 #include "memtrack.h"
+#include "key-index.h"
 
 struct memtrack_bpf;
 struct ring_buffer;
@@ -132,6 +133,7 @@ struct ebpf_state {
 	/* executable files handled (attached, or nothing to attach) */
 	struct ebpf_file *files;
 	size_t nfiles, files_cap;
+	struct mt_key_index files_idx; /* (dev, ino) -> index in files */
 	struct bpf_link **links;
 	size_t nlinks, links_cap;
 	struct ebpf_hold *holds;
@@ -171,8 +173,10 @@ struct ebpf_state {
 	int in_ctl; /* ebpf_on_ctl() runs: the ctl ring is not to be read */
 	struct ebpf_bid *bids;
 	size_t nbids, bids_cap;
+	struct mt_key_index bids_idx; /* (dev, ino) -> index in bids */
 	struct ebpf_seen *seen;
 	size_t nseen, seen_cap;
+	struct mt_key_index seen_idx; /* (pid, 0) -> index in seen */
 	uint64_t stacks_seen;
 	uint64_t stacks_truncated; /* of stacks_seen, marked truncated */
 	uint64_t frames_dropped;   /* frames outside every executable mapping */
@@ -184,6 +188,7 @@ struct ebpf_state {
 	size_t unw_nrows, unw_max_rows, unw_map_len;
 	struct ebpf_unw_file *unw_files;
 	size_t nunw_files, unw_files_cap;
+	struct mt_key_index unw_files_idx; /* (dev, ino) -> unw_files index */
 	uint64_t unw_build_ns;
 	uint32_t unw_files_built, unw_files_skipped;
 	int unw_full_warned, unw_maps_warned;
@@ -220,6 +225,8 @@ int ebpf_gate_start(struct ebpf_state *st, int fd);
 void ebpf_gate_answer(int fd, uint64_t id);
 void ebpf_gate_stop(struct ebpf_state *st);
 int ebpf_file_known(struct ebpf_state *st, uint64_t dev, uint64_t ino);
+/* ebpf_file_known() under the attach lock (from the poller) */
+int ebpf_attach_known(struct ebpf_state *st, uint64_t dev, uint64_t ino);
 void ebpf_symbols_init(void);
 
 /* freeze.c: find a cgroup v2 hierarchy to freeze processes in (before
@@ -243,6 +250,12 @@ const char *ebpf_freeze_root(const struct ebpf_state *st);
  * metadata of the recording. */
 int ebpf_on_stack(void *ctx, void *data, size_t len);
 int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec);
+/* The one executable mapping [start, end) of file (dev, ino) at offset
+ * off that pid just made (a stop at its mmap): recorded without reading
+ * all of /proc/PID/maps, which made thousands of dlopens quadratic; the
+ * whole scan when the process is new to us or the mapping is gone. */
+int ebpf_record_map(struct ebpf_state *st, pid_t pid, uint64_t start,
+		    uint64_t end, uint64_t off, uint64_t dev, uint64_t ino);
 int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child);
 /* memtrack --pid: process pid is recorded from ts_ns (CLOCK_MONOTONIC) on,
  * and what it allocated before is not in the file ("MTKA"). */

@@ -312,7 +312,8 @@ static __always_inline u32 our_pid_of(struct task_struct *t, u32 tgid)
 	return tgid;
 }
 
-static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
+static __always_inline void stop_map(u32 type, u64 id, u64 dev, u64 ino,
+				     const struct mt_vma_file *f)
 {
 	struct mt_hold_key key;
 	u64 now = bpf_ktime_get_ns();
@@ -350,6 +351,9 @@ static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 	c->dev = dev;
 	c->ino = ino;
 	c->ts = now;
+	c->start = f ? f->start : 0;
+	c->end = f ? f->end : 0;
+	c->off = f ? f->off : 0;
 	if (bpf_send_signal(SIGSTOP)) {
 		/* not stopped (the kernel could not queue the signal): user
 		 * space still attaches and resumes, but the process may run
@@ -358,6 +362,11 @@ static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 		__sync_fetch_and_add(&ctl_dropped, 1);
 	}
 	bpf_ringbuf_submit(c, BPF_RB_FORCE_WAKEUP);
+}
+
+static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
+{
+	stop_map(type, id, dev, ino, NULL);
 }
 
 /*
@@ -1194,7 +1203,8 @@ static __always_inline void sys_mmap_done(u64 id, u64 addr, u64 prot,
 	key.dev = f.dev;
 	key.ino = f.ino;
 	if (stack_depth || !bpf_map_lookup_elem(&known, &key)) {
-		stop_current(MT_CTL_ATTACH, id, key.dev, key.ino);
+		/* the vma: with stacks user space records it alone */
+		stop_map(MT_CTL_ATTACH, id, key.dev, key.ino, &f);
 	}
 }
 

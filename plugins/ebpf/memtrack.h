@@ -64,6 +64,8 @@ struct mt_ctl {
 	unsigned long long dev;	/* ATTACH: kernel dev_t and inode of the file */
 	unsigned long long ino;
 	unsigned long long ts;	/* when it was stopped (CLOCK_MONOTONIC) */
+	/* ATTACH at an mmap whose vma BPF found: the vma, its file offset */
+	unsigned long long start, end, off;
 };
 
 /*

@@ -203,10 +203,25 @@ static int on_stop(struct ebpf_state *st, const struct mt_ctl *c,
 			 * unwound with. Before the attach: building a table
 			 * mallocs per row, and once the file just mapped is
 			 * our libc every malloc of ours traps too */
-			err = ebpf_record_maps(st, c->tgid,
-					       c->pad & MT_CTL_AT_EXEC);
+			err = !(c->pad & MT_CTL_AT_EXEC) && c->start ?
+				      ebpf_record_map(st, c->tgid, c->start,
+						      c->end, c->off, c->dev,
+						      c->ino) :
+				      ebpf_record_maps(st, c->tgid,
+						       c->pad & MT_CTL_AT_EXEC);
 		}
-		aerr = ebpf_attach_process(st, c->tgid, c->dev, c->ino);
+		/* a stop for stacks at the mmap of a file attached already
+		 * has nothing to attach: no scan of all the process's
+		 * mappings (thousands of dlopens made that quadratic). An
+		 * exec still scans: its interpreter may be new. */
+		if (st->stack_depth && !(c->pad & MT_CTL_AT_EXEC) &&
+		    (c->dev || c->ino) &&
+		    ebpf_attach_known(st, c->dev, c->ino)) {
+			aerr = 0;
+		} else {
+			aerr = ebpf_attach_process(st, c->tgid, c->dev,
+						   c->ino);
+		}
 		if (!err) {
 			err = aerr;
 		}

@@ -573,6 +573,7 @@ static void ebpf_destroy(void *state)
 	}
 	free(st->links);
 	free(st->files);
+	mt_key_free(&st->files_idx);
 	free(st->holds);
 	if (st->gate_shared) {
 		munmap(st->gate_shared, sizeof(*st->gate_shared));

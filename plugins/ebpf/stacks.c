@@ -32,6 +32,7 @@
 #include "memtrack.skel.h"
 #include "ebpf.h"
 #include "array.h"
+#include "key-index.h"
 #include "elf-build-id.h"
 
 #define META_HDR 16
@@ -191,26 +192,38 @@ int ebpf_note_attach(struct ebpf_state *st, pid_t pid, uint64_t ts_ns)
 
 static struct ebpf_seen *seen_find(struct ebpf_state *st, pid_t pid)
 {
-	size_t i;
+	uint32_t i;
 
-	for (i = 0; i < st->nseen; i++) {
-		if (st->seen[i].pid == pid) {
-			return &st->seen[i];
+	if (mt_key_get(&st->seen_idx, (uint64_t)(uint32_t)pid, 0, &i)) {
+		return NULL;
+	}
+	return &st->seen[i];
+}
+
+/* The first range of seen (sorted by start, disjoint) that starts at or
+ * after addr: a binary search. */
+static size_t range_at(const struct ebpf_seen *seen, uint64_t addr)
+{
+	size_t lo = 0, hi = seen->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (seen->range[mid].start < addr) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
 		}
 	}
-	return NULL;
+	return lo;
 }
 
 static int in_exec_mapping(const struct ebpf_seen *seen, uint64_t addr)
 {
-	size_t i;
+	size_t i = range_at(seen, addr + 1); /* the first starting past it */
 
-	for (i = 0; i < seen->n; i++) {
-		if (addr >= seen->range[i].start && addr < seen->range[i].end) {
-			return 1;
-		}
-	}
-	return 0;
+	return i > 0 && addr >= seen->range[i - 1].start &&
+	       addr < seen->range[i - 1].end;
 }
 
 /*
@@ -331,12 +344,10 @@ static const struct ebpf_bid *build_id_get(struct ebpf_state *st,
 					   const char *path)
 {
 	struct ebpf_bid *b;
-	size_t i;
+	uint32_t i;
 
-	for (i = 0; i < st->nbids; i++) {
-		if (st->bids[i].dev == dev && st->bids[i].ino == ino) {
-			return &st->bids[i];
-		}
+	if (!mt_key_get(&st->bids_idx, dev, ino, &i)) {
+		return &st->bids[i];
 	}
 	b = mt_array_grow(st->bids, &st->bids_cap, st->nbids + 1,
 			  sizeof(*st->bids));
@@ -344,6 +355,9 @@ static const struct ebpf_bid *build_id_get(struct ebpf_state *st,
 		return NULL;
 	}
 	st->bids = b;
+	if (mt_key_put(&st->bids_idx, dev, ino, (uint32_t)st->nbids)) {
+		return NULL;
+	}
 	b = &st->bids[st->nbids++];
 	b->dev = dev;
 	b->ino = ino;
@@ -383,6 +397,10 @@ static struct ebpf_seen *seen_add(struct ebpf_state *st, pid_t pid)
 		return NULL;
 	}
 	st->seen = seen;
+	if (mt_key_put(&st->seen_idx, (uint64_t)(uint32_t)pid, 0,
+		       (uint32_t)st->nseen)) {
+		return NULL;
+	}
 	seen = &st->seen[st->nseen++];
 	memset(seen, 0, sizeof(*seen));
 	seen->pid = pid;
@@ -417,6 +435,140 @@ int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child)
 	return maps_put_pid(st, MAPS_FORK, (uint32_t)child, (uint32_t)parent);
 }
 
+/* What one record_maps pass collects */
+struct maps_pass {
+	char *fresh[16]; /* names of the files newly mapped */
+	size_t nnew;
+	int reused;	 /* addresses of the process changed meaning */
+};
+
+/*
+ * Record one executable mapping ml of pid (name: its path; file: its
+ * /proc/PID/map_files entry) unless seen already; drop what it covers.
+ */
+static int record_one(struct ebpf_state *st, struct ebpf_seen *seen,
+		      pid_t pid, const struct ebpf_map_line *ml,
+		      const char *file, const char *name,
+		      struct maps_pass *ps)
+{
+	const struct ebpf_bid *bid;
+	unsigned char rec[1 + 4 + 24 + 1];
+	uint64_t v[3];
+	uint16_t plen;
+	size_t j, k;
+	void *p;
+	int err;
+
+	/* the same mapping seen before, or one this replaces (a library
+	 * loaded where a dlclose'd one was): what was there is gone, and
+	 * the addresses now name other code. The ranges are sorted and
+	 * disjoint: a binary search finds both. */
+	j = range_at(seen, ml->start);
+	if (j < seen->n && seen->range[j].start == ml->start &&
+	    seen->range[j].end == ml->end && seen->range[j].dev == ml->dev &&
+	    seen->range[j].ino == ml->inode && seen->range[j].off == ml->off) {
+		return 0;
+	}
+	if (j > 0 && seen->range[j - 1].end > ml->start) {
+		j--;
+	}
+	k = j;
+	while (k < seen->n && seen->range[k].start < ml->end) {
+		k++;
+	}
+	if (k > j) {
+		if (!ps->reused) {
+			err = stacks_barrier(st);
+			if (err) {
+				return err;
+			}
+		}
+		memmove(&seen->range[j], &seen->range[k],
+			(seen->n - k) * sizeof(*seen->range));
+		seen->n -= k - j;
+		ps->reused = 1;
+	}
+	p = mt_array_grow(seen->range, &seen->cap, seen->n + 1,
+			  sizeof(*seen->range));
+	if (!p) {
+		return -ENOMEM;
+	}
+	seen->range = p;
+	memmove(&seen->range[j + 1], &seen->range[j],
+		(seen->n - j) * sizeof(*seen->range));
+	seen->n++;
+	seen->range[j].start = ml->start;
+	seen->range[j].end = ml->end;
+	seen->range[j].dev = ml->dev;
+	seen->range[j].ino = ml->inode;
+	seen->range[j].off = ml->off;
+	err = ebpf_unw_mapping(st, &seen->range[j], ml->dev, ml->inode,
+			       ml->off, file, name);
+	if (err) {
+		/* not kept */
+		memmove(&seen->range[j], &seen->range[j + 1],
+			(seen->n - j - 1) * sizeof(*seen->range));
+		seen->n--;
+		return err;
+	}
+	if (ps->nnew < sizeof(ps->fresh) / sizeof(ps->fresh[0]) &&
+	    (ps->fresh[ps->nnew] = strdup(name))) {
+		ps->nnew++;
+	}
+	bid = build_id_get(st, ml->dev, ml->inode, file);
+	rec[0] = MAPS_MAP;
+	put32(rec + 1, (uint32_t)pid);
+	v[0] = ml->start;
+	v[1] = ml->end;
+	v[2] = ml->off;
+	memcpy(rec + 5, v, sizeof(v));
+	rec[29] = bid ? (unsigned char)bid->len : 0;
+	plen = (uint16_t)strnlen(name, 4000);
+	err = blob_put(&st->meta_maps, rec, sizeof(rec));
+	if (!err && bid && bid->len) {
+		err = blob_put(&st->meta_maps, bid->id, bid->len);
+	}
+	if (!err) {
+		err = blob_put(&st->meta_maps, &plen, sizeof(plen));
+	}
+	if (!err) {
+		err = blob_put(&st->meta_maps, name, plen);
+	}
+	if (!err) {
+		st->meta_maps.count++;
+	}
+	return err;
+}
+
+/* The end of a pass: a new generation when addresses changed meaning,
+ * the unwind tables to BPF, the files' tables prefetched. */
+static int maps_done(struct ebpf_state *st, struct ebpf_seen *seen,
+		     pid_t pid, struct maps_pass *ps, int err)
+{
+	if (ps->reused) {
+		/* before the process is resumed: its stacks from now on are
+		 * new ones */
+		uint32_t key = (uint32_t)pid;
+
+		seen->gen++;
+		if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.stack_gen),
+					&key, &seen->gen, BPF_ANY) && !err) {
+			err = -errno;
+		}
+	}
+	if (!err) {
+		/* before the process is resumed: no allocation of code
+		 * just mapped is unwound without its table */
+		err = ebpf_unw_push(st, seen);
+	}
+	/* before this stop's uprobes are attached (unwind.c says why) */
+	ebpf_unw_prefetch(st, ps->fresh, ps->nnew);
+	while (ps->nnew) {
+		free(ps->fresh[--ps->nnew]);
+	}
+	return err;
+}
+
 /*
  * Record the executable file mappings of pid. at_exec: the process has
  * just exec'd, what was recorded for it before is gone. Each mapping is
@@ -425,11 +577,11 @@ int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child)
  */
 int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 {
-	char path[64], line[4096], *fresh[16];
-	size_t nnew = 0;
+	char path[64], line[4096];
+	struct maps_pass ps = { .nnew = 0 };
 	struct ebpf_seen *seen;
 	FILE *maps;
-	int err = 0, reused = 0;
+	int err = 0;
 
 	seen = seen_find(st, pid);
 	if (seen && at_exec) {
@@ -440,7 +592,7 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 			}
 		}
 		seen->n = 0;
-		reused = 1;
+		ps.reused = 1;
 	}
 	if (at_exec || !seen) {
 		/* a pid not seen: a new process, or a reused pid */
@@ -460,124 +612,46 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 	if (!maps) {
 		return 0; /* gone meanwhile */
 	}
-	while (fgets(line, sizeof(line), maps)) {
-		const struct ebpf_bid *bid;
-		unsigned char rec[1 + 4 + 24 + 1];
+	while (!err && fgets(line, sizeof(line), maps)) {
 		struct ebpf_map_line ml;
 		char file[64];
-		int dup = 0;
-		uint64_t v[3];
-		uint16_t plen;
-		size_t j;
-		void *p;
 
 		if (ebpf_parse_exec_map(line, &ml)) {
 			continue;
 		}
-		/* the same mapping seen before, or one this replaces (a
-		 * library loaded where a dlclose'd one was): what was there
-		 * is gone, and the addresses now name other code */
-		for (j = 0; j < seen->n;) {
-			const struct ebpf_range *r = &seen->range[j];
-
-			if (r->start == ml.start && r->end == ml.end &&
-			    r->dev == ml.dev && r->ino == ml.inode &&
-			    r->off == ml.off) {
-				dup = 1;
-				break;
-			}
-			if (r->start < ml.end && ml.start < r->end) {
-				if (!reused) {
-					err = stacks_barrier(st);
-					if (err) {
-						break;
-					}
-				}
-				seen->range[j] = seen->range[--seen->n];
-				reused = 1;
-				continue;
-			}
-			j++;
-		}
-		if (err) {
-			break;
-		}
-		if (dup) {
-			continue;
-		}
-		p = mt_array_grow(seen->range, &seen->cap, seen->n + 1,
-				  sizeof(*seen->range));
-		if (!p) {
-			err = -ENOMEM;
-			break;
-		}
-		seen->range = p;
 		line[strcspn(line, "\n")] = '\0';
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%lx-%lx",
 			 (int)pid, ml.start, ml.end);
-		seen->range[seen->n].start = ml.start;
-		seen->range[seen->n].end = ml.end;
-		seen->range[seen->n].dev = ml.dev;
-		seen->range[seen->n].ino = ml.inode;
-		seen->range[seen->n].off = ml.off;
-		err = ebpf_unw_mapping(st, &seen->range[seen->n], ml.dev,
-				       ml.inode, ml.off, file,
-				       line + ml.name_at);
-		if (err) {
-			break;
-		}
-		seen->n++;
-		if (nnew < sizeof(fresh) / sizeof(fresh[0]) &&
-		    (fresh[nnew] = strdup(line + ml.name_at))) {
-			nnew++;
-		}
-		bid = build_id_get(st, ml.dev, ml.inode, file);
-		rec[0] = MAPS_MAP;
-		put32(rec + 1, (uint32_t)pid);
-		v[0] = ml.start;
-		v[1] = ml.end;
-		v[2] = ml.off;
-		memcpy(rec + 5, v, sizeof(v));
-		rec[29] = bid ? (unsigned char)bid->len : 0;
-		plen = (uint16_t)strnlen(line + ml.name_at, 4000);
-		err = blob_put(&st->meta_maps, rec, sizeof(rec));
-		if (!err && bid && bid->len) {
-			err = blob_put(&st->meta_maps, bid->id, bid->len);
-		}
-		if (!err) {
-			err = blob_put(&st->meta_maps, &plen, sizeof(plen));
-		}
-		if (!err) {
-			err = blob_put(&st->meta_maps, line + ml.name_at, plen);
-		}
-		if (err) {
-			break;
-		}
-		st->meta_maps.count++;
+		err = record_one(st, seen, pid, &ml, file, line + ml.name_at,
+				 &ps);
 	}
 	fclose(maps);
-	if (reused) {
-		/* before the process is resumed: its stacks from now on are
-		 * new ones */
-		uint32_t key = (uint32_t)pid;
+	return maps_done(st, seen, pid, &ps, err);
+}
 
-		seen->gen++;
-		if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.stack_gen),
-					&key, &seen->gen, BPF_ANY) && !err) {
-			err = -errno;
-		}
+int ebpf_record_map(struct ebpf_state *st, pid_t pid, uint64_t start,
+		    uint64_t end, uint64_t off, uint64_t dev, uint64_t ino)
+{
+	struct ebpf_map_line ml = { .start = start, .end = end, .off = off,
+				    .inode = ino, .dev = dev };
+	struct maps_pass ps = { .nnew = 0 };
+	struct ebpf_seen *seen = seen_find(st, pid);
+	char file[64], name[4096];
+	ssize_t n;
+
+	if (!seen || !seen->n || !start || end <= start) {
+		return ebpf_record_maps(st, pid, 0);
 	}
-	if (!err) {
-		/* before the process is resumed: no allocation of code
-		 * just mapped is unwound without its table */
-		err = ebpf_unw_push(st, seen);
+	snprintf(file, sizeof(file), "/proc/%d/map_files/%lx-%lx", (int)pid,
+		 (unsigned long)start, (unsigned long)end);
+	n = readlink(file, name, sizeof(name) - 1);
+	if (n <= 0) {
+		/* not that mapping any more, or not ours to read */
+		return ebpf_record_maps(st, pid, 0);
 	}
-	/* before this stop's uprobes are attached (unwind.c says why) */
-	ebpf_unw_prefetch(st, fresh, nnew);
-	while (nnew) {
-		free(fresh[--nnew]);
-	}
-	return err;
+	name[n] = '\0';
+	return maps_done(st, seen, pid, &ps,
+			 record_one(st, seen, pid, &ml, file, name, &ps));
 }
 
 void ebpf_stacks_free(struct ebpf_state *st)
@@ -589,6 +663,8 @@ void ebpf_stacks_free(struct ebpf_state *st)
 	}
 	free(st->seen);
 	free(st->bids);
+	mt_key_free(&st->seen_idx);
+	mt_key_free(&st->bids_idx);
 	free(st->meta_maps.data);
 	free(st->meta_stacks.data);
 	while (st->nsealed) {

@@ -52,6 +52,7 @@
 #include "memtrack.skel.h"
 #include "ebpf.h"
 #include "array.h"
+#include "key-index.h"
 #include "elf-symbols.h"
 #include "kernel-dev.h"
 
@@ -517,15 +518,13 @@ static struct ebpf_unw_file *file_get(struct ebpf_state *st, uint64_t dev,
 {
 	struct ebpf_unw_file *f;
 	struct rows t = { 0 };
+	uint32_t idx;
 	uint64_t t0;
 	Elf *elf;
-	size_t i;
 	int fd, err;
 
-	for (i = 0; i < st->nunw_files; i++) {
-		if (st->unw_files[i].dev == dev && st->unw_files[i].ino == ino) {
-			return &st->unw_files[i];
-		}
+	if (!mt_key_get(&st->unw_files_idx, dev, ino, &idx)) {
+		return &st->unw_files[idx];
 	}
 	f = mt_array_grow(st->unw_files, &st->unw_files_cap,
 			  st->nunw_files + 1, sizeof(*f));
@@ -533,6 +532,10 @@ static struct ebpf_unw_file *file_get(struct ebpf_state *st, uint64_t dev,
 		return NULL;
 	}
 	st->unw_files = f;
+	if (mt_key_put(&st->unw_files_idx, dev, ino,
+		       (uint32_t)st->nunw_files)) {
+		return NULL;
+	}
 	f = &st->unw_files[st->nunw_files++];
 	memset(f, 0, sizeof(*f));
 	f->dev = dev;
@@ -870,4 +873,5 @@ void ebpf_unw_free(struct ebpf_state *st)
 	}
 	free(st->unw_files);
 	st->unw_files = NULL;
+	mt_key_free(&st->unw_files_idx);
 }
