@@ -333,9 +333,9 @@ static void freeze_one(struct ebpf_freezer *fz, const struct mt_freeze_req *r)
 {
 	struct ebpf_state *st = fz->st;
 	pid_t pid = (pid_t)r->tgid;
-	char origin[PATH_MAX], hold[PATH_MAX];
+	char origin[PATH_MAX] = "", hold[PATH_MAX];
 	pid_t *f = NULL;
-	int err, made = 0;
+	int err, made = 0, kept = 0;
 
 	if (below_low(st)) {
 		/* read down meanwhile: no hold needed */
@@ -355,11 +355,16 @@ static void freeze_one(struct ebpf_freezer *fz, const struct mt_freeze_req *r)
 		err = -ENAMETOOLONG;
 	}
 	if (!err && !known_dir(fz, hold)) {
+		/* one left by an earlier memtrack of our pid is ours too:
+		 * every hold cgroup we use is swept at each thaw */
 		if (mkdir(hold, 0700) == 0) {
 			made = 1;
-			err = keep_dir(fz, hold);
 		} else if (errno != EEXIST) {
 			err = -errno;
+		}
+		if (!err) {
+			err = keep_dir(fz, hold);
+			kept = !err;
 		}
 	}
 	if (!err) {
@@ -378,9 +383,11 @@ static void freeze_one(struct ebpf_freezer *fz, const struct mt_freeze_req *r)
 		err = write_pid(hold, pid);
 	}
 	if (err) {
+		if (kept) {
+			free(fz->dirs[--fz->ndirs]);
+		}
 		if (made) {
 			rmdir(hold);
-			free(fz->dirs[--fz->ndirs]);
 		}
 		if (err == -ESRCH) {
 			return; /* gone */
@@ -440,10 +447,12 @@ static int thaw_dir(const char *path, int remove)
 		n = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
 		buf[n > 0 ? n : 0] = '\0';
-		for (p = buf; *p; p = end) {
+		/* whole lines only: a pid cut at the end of the buffer is
+		 * another process's */
+		for (p = buf; *p; p = end + 1) {
 			long pid = strtol(p, &end, 10);
 
-			if (end == p) {
+			if (end == p || *end != '\n') {
 				break;
 			}
 			if (pid > 0) {
@@ -452,9 +461,6 @@ static int thaw_dir(const char *path, int remove)
 				if (err && err != -ESRCH) {
 					stuck = 1;
 				}
-			}
-			while (*end == '\n') {
-				end++;
 			}
 		}
 		if (n == (ssize_t)sizeof(buf) - 1) {
@@ -598,9 +604,14 @@ void ebpf_freeze_stop(struct ebpf_state *st)
 	while (fz->ndirs) {
 		char *d = fz->dirs[--fz->ndirs];
 
-		if (rmdir(d) && errno != ENOENT) {
-			ebpf_log(st, MT_LOG_WARN, "cannot remove cgroup %s: %s",
-				 d, strerror(errno));
+		/* once more, for a process that came in last, then away */
+		thaw_dir(d, 1);
+		if (access(d, F_OK) == 0) {
+			/* nothing stays frozen, wherever it is */
+			write_cg(d, "cgroup.freeze", "0");
+			ebpf_log(st, MT_LOG_WARN,
+				 "cannot remove cgroup %s: %s (left thawed)", d,
+				 strerror(EBUSY));
 		}
 		free(d);
 	}
