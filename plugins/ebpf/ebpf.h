@@ -321,6 +321,9 @@ void ebpf_note(struct ebpf_state *st, const char *what, pid_t pid,
 int ebpf_map_ring_positions(struct ebpf_state *st);
 uint64_t ebpf_ring_unread(struct ebpf_state *st);
 uint64_t ebpf_stack_ring_unread(struct ebpf_state *st);
+/* Both rings below their low watermarks: held producers may go on (any
+ * thread: it reads the rings' positions only) */
+int ebpf_rings_below_low(struct ebpf_state *st);
 int ebpf_on_event(void *ctx, void *data, size_t len);
 void ebpf_report_drops(struct ebpf_state *st);
 int ebpf_consume_ctl(struct ebpf_state *st);

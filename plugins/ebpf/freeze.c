@@ -215,12 +215,6 @@ static void add_note(struct ebpf_freezer *fz, int resume, pid_t pid)
 	pthread_mutex_unlock(&fz->lock);
 }
 
-static int below_low(struct ebpf_state *st)
-{
-	return ebpf_ring_unread(st) < st->low_wm &&
-	       (!st->stack_rb || ebpf_stack_ring_unread(st) < st->stack_low_wm);
-}
-
 /* The directory of pid's cgroup (v2) into out: 0 or -errno. */
 static int cgroup_of(struct ebpf_freezer *fz, pid_t pid, char *out,
 		     size_t size)
@@ -337,7 +331,7 @@ static void freeze_one(struct ebpf_freezer *fz, const struct mt_freeze_req *r)
 	pid_t *f = NULL;
 	int err, made = 0, kept = 0;
 
-	if (below_low(st)) {
+	if (ebpf_rings_below_low(st)) {
 		/* read down meanwhile: no hold needed */
 		mark(fz, pid, 0);
 		return;
@@ -537,7 +531,7 @@ static void *freeze_main(void *arg)
 			break;
 		}
 		ring_buffer__consume(fz->rb);
-		if (fz->nfrozen && below_low(fz->st)) {
+		if (fz->nfrozen && ebpf_rings_below_low(fz->st)) {
 			thaw_all(fz);
 		}
 	}

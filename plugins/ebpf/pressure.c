@@ -136,8 +136,7 @@ void ebpf_resume_throttled(struct ebpf_state *st)
 {
 	size_t i = 0;
 
-	if (!st->throttled || ebpf_ring_unread(st) >= st->low_wm ||
-	    (st->stack_rb && ebpf_stack_ring_unread(st) >= st->stack_low_wm)) {
+	if (!st->throttled || !ebpf_rings_below_low(st)) {
 		return;
 	}
 	while (i < st->nholds) {

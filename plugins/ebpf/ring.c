@@ -76,6 +76,12 @@ uint64_t ebpf_stack_ring_unread(struct ebpf_state *st)
 	       __atomic_load_n(st->stack_cons_pos, __ATOMIC_ACQUIRE);
 }
 
+int ebpf_rings_below_low(struct ebpf_state *st)
+{
+	return ebpf_ring_unread(st) < st->low_wm &&
+	       (!st->stack_rb || ebpf_stack_ring_unread(st) < st->stack_low_wm);
+}
+
 int ebpf_on_event(void *ctx, void *data, size_t len)
 {
 	struct ebpf_state *st = ctx;
