@@ -69,6 +69,35 @@ require_bpf() {
 	exit 77
 }
 
+# require_ebpf: the eBPF source runs here (root, BPF, a first recording),
+# or require_bpf says why not
+require_ebpf() {
+	[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
+	[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
+	if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
+		require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
+	fi
+}
+
+# job_nexts NAME FILE N: a shell's output (FILE) holds each of next-1 ..
+# next-N on a line of its own, and no "Stopped" job (bash on a terminal
+# writes its escapes, bracketed paste's ESC[?2004l, around them)
+job_nexts() {
+	tr -d '\r' <"$2" | sed 's/\x1b\[[?0-9;]*[A-Za-z]//g' >"$T/nexts"
+	got=0
+	i=1
+	while [ $i -le "$3" ]; do
+		grep -qx "next-$i" "$T/nexts" && got=$((got + 1))
+		i=$((i + 1))
+	done
+	if [ "$got" -eq "$3" ] && ! grep -q 'Stopped' "$2"; then
+		ok "$1: $3 of $3 commands went on, no job stopped"
+	else
+		fail "$1: $got of $3 commands went on"
+		sed 's/^/  | /' "$2"
+	fi
+}
+
 finish() {
 	echo "$passes passed, $fails failed"
 	[ "$fails" -eq 0 ]

@@ -11,11 +11,7 @@ set -u
 . "$MT_SRCDIR/tests/lib.sh"
 PROG="$MT_BUILDDIR/tests/progs/attach-busy"
 
-[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
-[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
-if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
-	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
-fi
+require_ebpf
 
 cat >"$T/verify.py" <<'EOF'
 import json, struct, sys

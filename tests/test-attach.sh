@@ -13,11 +13,7 @@ set -u
 . "$MT_SRCDIR/tests/lib.sh"
 PROG="$MT_BUILDDIR/tests/progs/attach-target"
 
-[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
-[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
-if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
-	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
-fi
+require_ebpf
 
 # start_target DIR [WRAPPER...]: the target's pid in $tpid once it is
 # ready (with a wrapper such as unshare, the pid of the target itself)

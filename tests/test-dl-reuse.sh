@@ -56,13 +56,7 @@ print(w.get("alpha_alloc", 0), w.get("gamma_alloc", 0))' "$T/$src.col")
 
 sites preload
 
-if [ -n "${MEMTRACK_NO_BPF:-}" ]; then
-	require_bpf "MEMTRACK_NO_BPF is set"
-elif [ "$(id -u)" -ne 0 ]; then
-	require_bpf "needs root"
-elif ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
-	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
-fi
+require_ebpf
 sites ebpf
 
 finish

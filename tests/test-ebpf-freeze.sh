@@ -14,11 +14,7 @@ set -u
 : "${MT_BUILDDIR:?}" "${MT_SRCDIR:?}"
 . "$MT_SRCDIR/tests/lib.sh"
 
-[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
-[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
-if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
-	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
-fi
+require_ebpf
 CG=
 while read -r _ _ _ root mnt opts rest; do
 	case "$rest" in
@@ -70,23 +66,12 @@ commands() {
 	done
 }
 
-nexts() {
-	n=$(tr -d '\r' <"$2" | sed 's/\x1b\[[?0-9;]*[A-Za-z]//g' |
-		grep -c '^next-[1-4]$')
-	if [ "$n" -eq 4 ] && ! grep -q 'Stopped' "$2"; then
-		ok "$1: 4 of 4 commands went on, no job stopped"
-	else
-		fail "$1: $n of 4 commands went on"
-		sed 's/^/  | /' "$2"
-	fi
-}
-
 # A `set -m` script: the shell waits for its jobs with WUNTRACED.
 { echo 'set -m'; commands; } >"$T/m.sh"
 # shellcheck disable=SC2086
 timeout 120 "$MT" -v $RING --sink "file:$T/m.mt" -- bash "$T/m.sh" \
 	>"$T/m.out" 2>"$T/m.err"
-nexts "set -m script" "$T/m.out"
+job_nexts "set -m script" "$T/m.out" 4
 holds "set -m script" "$T/m.err"
 no_cgroups "set -m script"
 
@@ -97,7 +82,7 @@ if command -v script >/dev/null; then
 	timeout 120 script -qfec "$MT -v $RING --sink file:$T/i.mt -- \
 		sh -c 'exec bash --norc --noprofile -i 2>/dev/tty' \
 		2>$T/i.err" /dev/null <"$T/i.cmds" >"$T/i.out" 2>&1
-	nexts "bash -i on a pty" "$T/i.out"
+	job_nexts "bash -i on a pty" "$T/i.out" 4
 	holds "bash -i on a pty" "$T/i.err"
 else
 	echo "skip: bash -i on a pty: no script(1)"

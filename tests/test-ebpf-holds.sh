@@ -15,11 +15,7 @@ set -u
 : "${MT_BUILDDIR:?}" "${MT_SRCDIR:?}"
 . "$MT_SRCDIR/tests/lib.sh"
 
-[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
-[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
-if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
-	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
-fi
+require_ebpf
 command -v bash >/dev/null || { echo "skip: no bash"; exit 77; }
 
 # the programs, not the shell's builtins
@@ -37,25 +33,12 @@ commands() {
 	done
 }
 
-# nexts NAME FILE: all 8 "next" lines, and no job stopped (bash on a
-# terminal writes its escapes, bracketed paste's ESC[?2004l, before them)
-nexts() {
-	n=$(tr -d '\r' <"$2" | sed 's/\x1b\[[?0-9;]*[A-Za-z]//g' |
-		grep -c '^next-[1-8]$')
-	if [ "$n" -eq 8 ] && ! grep -q 'Stopped' "$2"; then
-		ok "$1: 8 of 8 commands went on, no job stopped"
-	else
-		fail "$1: $n of 8 commands went on"
-		sed 's/^/  | /' "$2"
-	fi
-}
-
 # A `set -m` script: the shell waits for its jobs with WUNTRACED.
 mkdir "$T/m"
 { echo 'set -m'; commands "$T/m"; } >"$T/m.sh"
 timeout 120 "$MT" -q --sink "file:$T/m.mt" -- bash "$T/m.sh" \
 	>"$T/m.out" 2>&1
-nexts "set -m script" "$T/m.out"
+job_nexts "set -m script" "$T/m.out" 8
 
 # bash -i on a pty: script(1) gives it one, stdin the command lines.
 if command -v script >/dev/null; then
@@ -64,7 +47,7 @@ if command -v script >/dev/null; then
 	timeout 120 script -qfec "$MT -q --sink file:$T/i.mt -- \
 		bash --norc --noprofile -i" /dev/null <"$T/i.cmds" \
 		>"$T/i.out" 2>&1
-	nexts "bash -i on a pty" "$T/i.out"
+	job_nexts "bash -i on a pty" "$T/i.out" 8
 else
 	echo "skip: bash -i on a pty: no script(1)"
 fi

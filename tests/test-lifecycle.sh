@@ -8,11 +8,7 @@ set -u
 . "$MT_SRCDIR/tests/lib.sh"
 DEMO="$MT_BUILDDIR/demo/memtrack-demo"
 
-[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
-[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
-if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
-	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
-fi
+require_ebpf
 
 # The command's exit status, and 128+N for a signal.
 "$MT" -q --sink "file:$T/a.mt" -- sh -c 'exit 3'

@@ -15,11 +15,7 @@ SPAWN="$MT_BUILDDIR/tests/progs/spawn-kill"
 N=${MT_STRESS_CHILDREN:-24}
 ROUNDS=${MT_STRESS_ROUNDS:-8}
 
-[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
-[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
-if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
-	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
-fi
+require_ebpf
 
 libc=$(ldd /bin/sleep | sed -n 's/.*libc\.so\.6 => \([^ ]*\).*/\1/p')
 [ -f "$libc" ] || { fail "no libc.so.6 found for /bin/sleep"; finish; }

@@ -14,11 +14,7 @@ set -u
 : "${MT_BUILDDIR:?}" "${MT_SRCDIR:?}"
 . "$MT_SRCDIR/tests/lib.sh"
 
-[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
-[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
-if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
-	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
-fi
+require_ebpf
 
 tree='sleep 1 & sleep 1 & sleep 1 & wait'
 

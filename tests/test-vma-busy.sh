@@ -19,11 +19,7 @@ PROG="$MT_BUILDDIR/tests/progs/vma-busy"
 LIB="$MT_BUILDDIR/tests/progs/.libs/libdlalloc.so"
 N=${MT_VMA_BUSY_LIBS:-40}
 
-[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
-[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
-if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
-	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
-fi
+require_ebpf
 [ -f "$LIB" ] || { fail "no $LIB"; finish; exit; }
 
 libs=
