@@ -186,6 +186,14 @@ TESTS += tests/test-ebpf-freeze.sh
 endif
 dist_noinst_SCRIPTS += tests/test-ebpf-freeze.sh
 
+# tests/test-ebpf-stacks-holds.sh: with --stacks, execs and dlopens are
+# recorded while the caller waits in the exec gate, not stopped: job
+# control and gdb see nothing; skips without root and BPF.
+if ENABLE_EBPF
+TESTS += tests/test-ebpf-stacks-holds.sh
+endif
+dist_noinst_SCRIPTS += tests/test-ebpf-stacks-holds.sh
+
 # tests/test-attach.sh: memtrack --pid (issue 25); skips without root and
 # BPF.
 check_PROGRAMS += tests/progs/attach-target tests/progs/attach-busy

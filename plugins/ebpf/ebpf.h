@@ -87,6 +87,28 @@ struct ebpf_gate_shared {
 	uint64_t answered; /* id of the last answered */
 };
 
+/*
+ * With stacks, an executable mapping the exec gate sees asked for at a
+ * fixed address (the loader maps each library's code so) is recorded by
+ * the poller thread, which owns the recording's mappings, while the
+ * caller waits in the gate: one request at a time (the gate has one
+ * thread), woken through efd in the poller's epoll set.
+ */
+enum { GM_IDLE, GM_QUEUED, GM_TAKEN, GM_DONE };
+
+struct ebpf_gate_map {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* CLOCK_MONOTONIC */
+	int efd;		/* -1: not used (no stacks, no gate) */
+	int state;		/* GM_* */
+	int closing;		/* the gate stops: nobody waits */
+	int err;		/* DONE: 0 when recorded */
+	pid_t tgid, tid;
+	uint64_t start, end, off, dev, ino;
+	char file[64];		/* /proc/TID/fd/N: the file, while it waits */
+	char name[4096];	/* its path, as the mappings name it */
+};
+
 struct ebpf_state {
 	const struct mt_host *host;
 	struct memtrack_bpf *skel;
@@ -120,6 +142,13 @@ struct ebpf_state {
 	uint64_t gate_files; /* files attached ahead by it */
 	/* calls that attached nothing, and the time they took */
 	uint64_t gate_plain, gate_plain_ns;
+	/* with stacks: execs and executable mappings recorded without a
+	 * stop (gate_stacks: the gate does it, memtrack in the root pid
+	 * namespace, where its pids are BPF's), and the stops made */
+	int gate_stacks;
+	struct ebpf_gate_map gmap;
+	uint64_t gate_execs, gate_maps, gate_map_timeouts;
+	uint64_t attach_stops, attach_stops_exec;
 
 	/* the freezer (freeze.c): holds at the high watermark that nobody
 	 * sees; SIGSTOP past stop_wm, or for a process it cannot freeze */
@@ -224,6 +253,9 @@ int ebpf_gate_start(struct ebpf_state *st, int fd);
  * when it is not waiting for an answer). */
 void ebpf_gate_answer(int fd, uint64_t id);
 void ebpf_gate_stop(struct ebpf_state *st);
+/* gate.c, the poller thread: record the mapping the gate asks for, if
+ * any (struct ebpf_gate_map) */
+void ebpf_gate_serve(struct ebpf_state *st);
 int ebpf_file_known(struct ebpf_state *st, uint64_t dev, uint64_t ino);
 /* ebpf_file_known() under the attach lock (from the poller) */
 int ebpf_attach_known(struct ebpf_state *st, uint64_t dev, uint64_t ino);
@@ -256,6 +288,12 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec);
  * whole scan when the process is new to us or the mapping is gone. */
 int ebpf_record_map(struct ebpf_state *st, pid_t pid, uint64_t start,
 		    uint64_t end, uint64_t off, uint64_t dev, uint64_t ino);
+/* The same for a mapping pid is about to make, its caller waiting in the
+ * exec gate: file opens it (the caller's /proc/TID/fd/N), name is its
+ * path. What pid maps already is read first if pid is new to us. */
+int ebpf_record_map_ahead(struct ebpf_state *st, pid_t pid, uint64_t start,
+			  uint64_t end, uint64_t off, uint64_t dev,
+			  uint64_t ino, const char *file, const char *name);
 int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child);
 /* memtrack --pid: process pid is recorded from ts_ns (CLOCK_MONOTONIC) on,
  * and what it allocated before is not in the file ("MTKA"). */

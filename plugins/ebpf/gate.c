@@ -23,6 +23,12 @@
  * with SECCOMP_USER_NOTIF_FLAG_CONTINUE, failure or not; the program's
  * own call then runs and fails or succeeds as without memtrack.
  *
+ * With stacks, the gate also spares the stop BPF made at every exec and
+ * executable mmap to record the new mappings: it has the poller record a
+ * library mapped at a fixed address before letting the call go on, and
+ * tells BPF what it did in the `gated` map (plugins/ebpf/README.md,
+ * "Stacks without stops").
+ *
  * The filter outlives this thread: the watchdog holds the listener too
  * and answers in its place once memtrack is gone (watchdog.c), until no
  * process has the filter. The id of each notification received is put in
@@ -43,13 +49,20 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/seccomp.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "memtrack.h"
+#include "memtrack.skel.h"
 #include "ebpf.h"
 #include "kernel-dev.h"
 #include "proc-path.h"
@@ -120,21 +133,175 @@ end:
 	return ret;
 }
 
-/* Is the file open at fd a regular file handled already? Most calls are
- * of those: the answer is all they cost. */
-static int known_fd(struct ebpf_state *st, int fd, struct stat *sb)
+/* Is the file of sb handled already? */
+static int file_known(struct ebpf_state *st, const struct stat *sb)
 {
 	int known;
 
-	if (fstat(fd, sb) || !S_ISREG(sb->st_mode)) {
-		return 1; /* nothing to attach */
-	}
 	pthread_mutex_lock(&st->attach_lock);
 	known = ebpf_file_known(st, mt_kernel_dev(major(sb->st_dev),
 						  minor(sb->st_dev)),
 				sb->st_ino);
 	pthread_mutex_unlock(&st->attach_lock);
 	return known;
+}
+
+/* Is the file open at fd a regular file handled already? Most calls are
+ * of those: the answer is all they cost. */
+static int known_fd(struct ebpf_state *st, int fd, struct stat *sb)
+{
+	if (fstat(fd, sb) || !S_ISREG(sb->st_mode)) {
+		return 1; /* nothing to attach */
+	}
+	return file_known(st, sb);
+}
+
+/* ------------------------------------------------------------------ */
+/* With stacks: execs and mappings recorded while their caller waits    */
+/* ------------------------------------------------------------------ */
+
+/* What an exec will run, as BPF will see it at sched_process_exec */
+struct gate_image {
+	int found;	/* an ELF file */
+	int dynamic;	/* with an interpreter, found: idev, iino */
+	uint64_t dev, ino;
+	uint64_t idev, iino;
+};
+
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f) {
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Tgid:", 5)) {
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return tgid;
+}
+
+static void gated_put(struct ebpf_state *st, pid_t tid,
+		      const struct mt_gated *g)
+{
+	uint32_t key = (uint32_t)tid;
+
+	/* a failure only leaves BPF to stop the process, as without us */
+	bpf_map_update_elem(bpf_map__fd(st->skel->maps.gated), &key, g,
+			    BPF_ANY);
+}
+
+/*
+ * The caller (tid) maps the file of its fd a[4] (sb, name) at a fixed
+ * address: the poller records the mapping and pushes its unwind table
+ * before the call goes on, and tells BPF so (`gated`), which then stops
+ * nobody at its return. Not waited for past a few seconds (the poller
+ * busy elsewhere): BPF then stops the process, as without the gate.
+ */
+static void gate_map(struct ebpf_state *st, pid_t tid, const __u64 *a,
+		     const struct stat *sb, const char *name)
+{
+	struct ebpf_gate_map *g = &st->gmap;
+	uint64_t page = (uint64_t)st->page_size, one = 1;
+	uint64_t len = (a[1] + page - 1) & ~(page - 1);
+	struct timespec dl;
+	pid_t tgid;
+
+	if (g->efd < 0 || !len || (a[0] & (page - 1)) ||
+	    (a[5] & (page - 1)) || a[0] + len < a[0]) {
+		return; /* the call fails, or is nothing we know */
+	}
+	tgid = tgid_of(tid);
+	if (tgid <= 0) {
+		return;
+	}
+	pthread_mutex_lock(&g->lock);
+	if (g->closing) {
+		pthread_mutex_unlock(&g->lock);
+		return;
+	}
+	g->tgid = tgid;
+	g->tid = tid;
+	g->start = a[0];
+	g->end = a[0] + len;
+	g->off = a[5];
+	g->dev = mt_kernel_dev(major(sb->st_dev), minor(sb->st_dev));
+	g->ino = sb->st_ino;
+	snprintf(g->file, sizeof(g->file), "/proc/%d/fd/%d", (int)tid,
+		 (int)a[4]);
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->state = GM_QUEUED;
+	pthread_mutex_unlock(&g->lock);
+	if (write(g->efd, &one, sizeof(one)) != sizeof(one)) {
+		/* the counter cannot be full: one request at a time */
+	}
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += 5;
+	pthread_mutex_lock(&g->lock);
+	while (g->state == GM_QUEUED && !g->closing) {
+		if (pthread_cond_timedwait(&g->cond, &g->lock, &dl) ==
+		    ETIMEDOUT) {
+			break;
+		}
+	}
+	if (g->state == GM_QUEUED) {
+		g->state = GM_IDLE; /* not taken: withdrawn */
+		st->gate_map_timeouts++;
+		pthread_mutex_unlock(&g->lock);
+		return;
+	}
+	while (g->state == GM_TAKEN) {
+		pthread_cond_wait(&g->cond, &g->lock);
+	}
+	if (!g->err) {
+		st->gate_maps++;
+	}
+	g->state = GM_IDLE;
+	pthread_mutex_unlock(&g->lock);
+}
+
+void ebpf_gate_serve(struct ebpf_state *st)
+{
+	struct ebpf_gate_map *g = &st->gmap;
+	uint64_t v;
+	int err;
+
+	if (g->efd < 0) {
+		return;
+	}
+	if (read(g->efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing asked since the last read */
+	}
+	pthread_mutex_lock(&g->lock);
+	if (g->state != GM_QUEUED) {
+		pthread_mutex_unlock(&g->lock);
+		return;
+	}
+	g->state = GM_TAKEN;
+	pthread_mutex_unlock(&g->lock);
+	/* the fields are ours until DONE */
+	err = ebpf_record_map_ahead(st, g->tgid, g->start, g->end, g->off,
+				    g->dev, g->ino, g->file, g->name);
+	if (!err) {
+		struct mt_gated m = { .kind = MT_GATED_MMAP, .dev = g->dev,
+				      .ino = g->ino, .start = g->start,
+				      .end = g->end, .off = g->off };
+
+		gated_put(st, g->tid, &m);
+	}
+	pthread_mutex_lock(&g->lock);
+	g->err = err;
+	g->state = GM_DONE;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
 }
 
 /* Attach the file open at fd (sb: its fstat; shown: its name in
@@ -153,22 +320,27 @@ static void gate_file(struct ebpf_state *st, int fd, const struct stat *sb,
 }
 
 /* What an exec of path (resolved for pid) will run: the file, its #!
- * interpreter, its PT_INTERP. */
+ * interpreter, its PT_INTERP. img (with stacks): what BPF will see run. */
 static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
-		      const char *shown, int depth)
+		      const char *shown, int depth, struct gate_image *img)
 {
 	char head[256], next[PATH_MAX + 64], *p, *e;
 	struct stat sb;
 	ssize_t n;
-	int fd;
+	int fd, known;
 
 	/* O_NONBLOCK: a FIFO must not keep us (exec refuses it anyway) */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		return; /* execvp trying its PATH: the exec fails too */
 	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return; /* nothing to attach */
+	}
 	/* a known executable: its interpreter was handled with it */
-	if (known_fd(st, fd, &sb)) {
+	known = file_known(st, &sb);
+	if (known && !img) {
 		close(fd);
 		return;
 	}
@@ -182,19 +354,34 @@ static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 		}
 		*e = '\0';
 		if (*p && !mt_proc_path(pid, AT_FDCWD, p, next, sizeof(next))) {
-			gate_exec(st, pid, next, p, depth + 1);
+			gate_exec(st, pid, next, p, depth + 1, img);
 		}
 	} else if (n >= 4 && !memcmp(head, "\177ELF", 4)) {
 		char interp[PATH_MAX];
+		int has_interp;
 
-		gate_file(st, fd, &sb, shown);
-		if (!elf_interp(fd, interp, sizeof(interp)) &&
-		    interp[0] == '/' &&
+		if (!known) {
+			gate_file(st, fd, &sb, shown);
+		}
+		has_interp = !elf_interp(fd, interp, sizeof(interp));
+		if (img) {
+			img->found = 1;
+			img->dev = mt_kernel_dev(major(sb.st_dev),
+						 minor(sb.st_dev));
+			img->ino = sb.st_ino;
+		}
+		if ((!known || img) && has_interp && interp[0] == '/' &&
 		    !mt_proc_path(pid, AT_FDCWD, interp, next, sizeof(next))) {
 			int ifd = open(next, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
 			if (ifd >= 0 && !known_fd(st, ifd, &sb)) {
 				gate_file(st, ifd, &sb, interp);
+			}
+			if (ifd >= 0 && img && S_ISREG(sb.st_mode)) {
+				img->dynamic = 1;
+				img->idev = mt_kernel_dev(major(sb.st_dev),
+							  minor(sb.st_dev));
+				img->iino = sb.st_ino;
 			}
 			if (ifd >= 0) {
 				close(ifd);
@@ -213,24 +400,50 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 	int nr = req->data.nr;
 
 	if (nr == __NR_mmap) {
+		char shown[PATH_MAX];
 		struct stat sb;
-		int fd;
+		int fd, ahead;
+		ssize_t k;
 
+		/* with stacks, the code of a library the loader maps at the
+		 * address it reserved */
+		ahead = st->gate_stacks && (a[2] & PROT_EXEC) &&
+			!(a[3] & MAP_ANONYMOUS) &&
+			(a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE));
 		snprintf(full, sizeof(full), "/proc/%d/fd/%d", (int)pid,
 			 (int)a[4]);
 		fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		/* the caller still in the call: its fd is the one it maps */
-		if (fd >= 0 && !known_fd(st, fd, &sb) &&
-		    !ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id)) {
-			char shown[PATH_MAX];
-			ssize_t k = readlink(full, shown, sizeof(shown) - 1);
-
-			shown[k > 0 ? k : 0] = '\0';
-			gate_file(st, fd, &sb, shown);
+		if (fd < 0) {
+			return;
 		}
-		if (fd >= 0) {
+		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) ||
+		    (!ahead && file_known(st, &sb)) ||
+		    /* the caller still in the call: its fd is the one it
+		     * maps */
+		    ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id)) {
 			close(fd);
+			return;
 		}
+		k = readlink(full, shown, sizeof(shown) - 1);
+		shown[k > 0 ? k : 0] = '\0';
+		/* recorded now, before the attach (as at a stop: pressure.c
+		 * says why) */
+		if (ahead && shown[0]) {
+			gate_map(st, pid, a, &sb, shown);
+		}
+		if (!file_known(st, &sb)) {
+			gate_file(st, fd, &sb, shown);
+			if (st->gate_stacks && !file_known(st, &sb)) {
+				/* not attached: BPF stops it, the stop
+				 * tries again */
+				uint32_t key = (uint32_t)pid;
+
+				bpf_map_delete_elem(
+					bpf_map__fd(st->skel->maps.gated),
+					&key);
+			}
+		}
+		close(fd);
 		return;
 	}
 	if (nr == __NR_execve) {
@@ -251,7 +464,29 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 	if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id)) {
 		return;
 	}
-	gate_exec(st, pid, full, path, 0);
+	if (st->gate_stacks) {
+		struct gate_image img = { 0 };
+
+		gate_exec(st, pid, full, path, 0, &img);
+		/* a static program allocates from its first instruction:
+		 * BPF stops it at exec, for its mappings; so it does when
+		 * an attach failed here (the stop tries again) */
+		if (img.found && img.dynamic) {
+			pthread_mutex_lock(&st->attach_lock);
+			img.dynamic = ebpf_file_known(st, img.dev, img.ino) &&
+				      ebpf_file_known(st, img.idev, img.iino);
+			pthread_mutex_unlock(&st->attach_lock);
+		}
+		if (img.found && img.dynamic) {
+			struct mt_gated g = { .kind = MT_GATED_EXEC,
+					      .dev = img.dev,
+					      .ino = img.ino };
+
+			gated_put(st, pid, &g);
+		}
+		return;
+	}
+	gate_exec(st, pid, full, path, 0, NULL);
 }
 
 void ebpf_gate_answer(int fd, uint64_t id)
@@ -334,6 +569,30 @@ int ebpf_gate_start(struct ebpf_state *st, int fd)
 		ebpf_log(st, MT_LOG_ERROR, "eventfd: %s", strerror(-err));
 		return err;
 	}
+	if (st->gate_stacks) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		pthread_condattr_t ca;
+
+		st->gmap.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (st->gmap.efd < 0 ||
+		    epoll_ctl(st->epfd, EPOLL_CTL_ADD, st->gmap.efd, &ev)) {
+			/* then every exec and mapping is a stop, as before */
+			ebpf_log(st, MT_LOG_WARN,
+				 "the exec gate cannot record mappings ahead (%s): with stacks, execs and dlopens stop processes with SIGSTOP",
+				 strerror(errno));
+			if (st->gmap.efd >= 0) {
+				close(st->gmap.efd);
+				st->gmap.efd = -1;
+			}
+			st->gate_stacks = 0;
+		} else {
+			pthread_mutex_init(&st->gmap.lock, NULL);
+			pthread_condattr_init(&ca);
+			pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+			pthread_cond_init(&st->gmap.cond, &ca);
+			pthread_condattr_destroy(&ca);
+		}
+	}
 	err = pthread_create(&st->gate_thread, NULL, gate_main, st);
 	if (err) {
 		ebpf_log(st, MT_LOG_ERROR, "cannot start the exec gate: %s",
@@ -348,6 +607,13 @@ void ebpf_gate_stop(struct ebpf_state *st)
 {
 	uint64_t one = 1;
 
+	if (st->gmap.efd >= 0) {
+		/* nobody serves mappings any more: the gate must not wait */
+		pthread_mutex_lock(&st->gmap.lock);
+		st->gmap.closing = 1;
+		pthread_cond_broadcast(&st->gmap.cond);
+		pthread_mutex_unlock(&st->gmap.lock);
+	}
 	if (st->gate_running) {
 		if (write(st->gate_stop_fd, &one, sizeof(one)) < 0) {
 			/* an eventfd takes it */
@@ -363,5 +629,12 @@ void ebpf_gate_stop(struct ebpf_state *st)
 	if (st->gate_fd >= 0) {
 		close(st->gate_fd);
 		st->gate_fd = -1;
+	}
+	if (st->gmap.efd >= 0) {
+		epoll_ctl(st->epfd, EPOLL_CTL_DEL, st->gmap.efd, NULL);
+		close(st->gmap.efd);
+		st->gmap.efd = -1;
+		pthread_cond_destroy(&st->gmap.cond);
+		pthread_mutex_destroy(&st->gmap.lock);
 	}
 }

@@ -78,6 +78,11 @@ volatile unsigned long long untracked = 0;
 /* calls not recorded: `threads` was full */
 volatile unsigned long long unrecorded = 0;
 volatile unsigned int stack_next_id = 0; /* the last stack id given */
+/* stacks taken in a process whose mappings were not in unw_procs (frame
+ * pointers only): an exec the gate let go, unwound before user space read
+ * its record. Expected 0: a dynamic program maps libc through the gate
+ * before any allocator of it runs. */
+volatile unsigned long long unw_missing = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -210,6 +215,14 @@ struct {
 	__type(key, struct mt_file_key);
 	__type(value, u32);
 } known SEC(".maps");
+
+/* tid (global) -> what the exec gate did for its call in flight */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, u32);
+	__type(value, struct mt_gated);
+} gated SEC(".maps");
 
 struct thread_state {
 	/* allocation in flight (a_sp != 0) */
@@ -367,6 +380,27 @@ static __always_inline void stop_map(u32 type, u64 id, u64 dev, u64 ino,
 static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 {
 	stop_map(type, id, dev, ino, NULL);
+}
+
+/* Whether the exec gate did what this call did (an exec of that file, a
+ * mapping of that vma) while the thread waited in it: then there is
+ * nothing to stop for. Taken once: a call it did not match (failed,
+ * interrupted, another file) leaves nothing behind. */
+static __always_inline int gated_take(u64 id, u32 kind, u64 dev, u64 ino,
+				      const struct mt_vma_file *f)
+{
+	u32 tid = (u32)id;
+	struct mt_gated *g = bpf_map_lookup_elem(&gated, &tid);
+	int same;
+
+	if (!g) {
+		return 0;
+	}
+	same = g->kind == kind && g->dev == dev && g->ino == ino &&
+	       (!f || (g->start == f->start && g->end == f->end &&
+		       g->off == f->off));
+	bpf_map_delete_elem(&gated, &tid);
+	return same;
 }
 
 /*
@@ -767,6 +801,9 @@ static __always_inline u32 walk_stack(struct pt_regs *ctx, u64 sp,
 	struct mt_walk_ctx c = { .w = w };
 
 	c.proc = bpf_map_lookup_elem(&unw_procs, &tgid);
+	if (!c.proc) {
+		__sync_fetch_and_add(&unw_missing, 1);
+	}
 	w->s.flags = 0;
 	w->s.nframes = 1;
 	w->pc = w->s.frames[0];
@@ -1091,6 +1128,11 @@ int BPF_PROG(on_exit, struct task_struct *task)
 		return 0;
 	}
 	bpf_map_delete_elem(&threads, &id);
+	if (stack_depth) {
+		u32 tid = (u32)id;
+
+		bpf_map_delete_elem(&gated, &tid);
+	}
 	/* group_dead is decremented before this tracepoint */
 	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
 		u32 utgid = our_id(id) >> 32;
@@ -1136,6 +1178,30 @@ int BPF_PROG(on_exec, struct task_struct *task)
 	/* with stacks, every exec: user space records the new mappings */
 	if (!stack_depth && bpf_map_lookup_elem(&known, &key)) {
 		return 0;
+	}
+	if (stack_depth &&
+	    gated_take(id, MT_GATED_EXEC, key.dev, key.ino, NULL)) {
+		/* the gate attached its files; nothing of the new image
+		 * allocates before its first executable mmap, which waits in
+		 * the gate until user space has read this record and pushed
+		 * the image's mappings (gate.c) */
+		u32 utgid = our_id(id) >> 32;
+		struct mt_ctl c = {
+			.type = MT_CTL_EXEC,
+			.tgid = utgid,
+			.tid = (u32)our_id(id),
+			.dev = key.dev,
+			.ino = key.ino,
+			.ts = bpf_ktime_get_ns(),
+		};
+
+		/* the old image's tables name nothing of the new one */
+		bpf_map_delete_elem(&unw_procs, &utgid);
+		if (!bpf_ringbuf_output(&ctl, &c, sizeof(c),
+					BPF_RB_FORCE_WAKEUP)) {
+			return 0;
+		}
+		__sync_fetch_and_add(&ctl_dropped, 1);
 	}
 	stop_current(stack_depth ? MT_CTL_ATTACH | (MT_CTL_AT_EXEC << 16) :
 				   MT_CTL_ATTACH,
@@ -1202,6 +1268,10 @@ static __always_inline void sys_mmap_done(u64 id, u64 addr, u64 prot,
 	}
 	key.dev = f.dev;
 	key.ino = f.ino;
+	if (stack_depth &&
+	    gated_take(id, MT_GATED_MMAP, key.dev, key.ino, &f)) {
+		return; /* recorded by the gate before the call ran */
+	}
 	if (stack_depth || !bpf_map_lookup_elem(&known, &key)) {
 		/* the vma: with stacks user space records it alone */
 		stop_map(MT_CTL_ATTACH, id, key.dev, key.ino, &f);

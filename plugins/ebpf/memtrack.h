@@ -50,6 +50,9 @@ enum mt_ctl_type {
 	MT_CTL_THROTTLE = 2,	/* the event or stack ring is nearly full */
 	MT_CTL_FORK = 3,	/* with stacks, not a stop: tgid forked pad
 				 * (a new process sharing its mappings) */
+	MT_CTL_EXEC = 4,	/* with stacks, not a stop: tgid exec'd the
+				 * file the exec gate saw it ask for (dev,
+				 * ino); user space records its mappings */
 };
 
 /* mt_ctl.pad of an MT_CTL_ATTACH record with stacks: the stop is at exec
@@ -95,6 +98,26 @@ struct mt_freeze_req {
 struct mt_hold_key {
 	unsigned int tgid;
 	unsigned int tid;
+};
+
+/*
+ * What the exec gate (plugins/ebpf/gate.c) did for a thread's call while
+ * the thread waited in it, in the `gated` map keyed by the thread's tid:
+ * with stacks, BPF stops nobody at an exec or executable mmap it finds
+ * here, done as announced. EXEC: the file the exec runs is attached and
+ * has an interpreter (whose executable mapping of libc comes through the
+ * gate before any allocator runs). MMAP: the mapping (start, end, off of
+ * the file) is recorded and in `unw_procs` before the call was let go.
+ */
+#define MT_GATED_EXEC 1
+#define MT_GATED_MMAP 2
+
+struct mt_gated {
+	unsigned int kind;	/* MT_GATED_* */
+	unsigned int pad;
+	unsigned long long dev;	/* kernel dev_t and inode of the file */
+	unsigned long long ino;
+	unsigned long long start, end, off; /* MMAP: the vma it makes */
 };
 
 /* The ring record is struct mt_event (include/memtrack/event.h) itself:

@@ -172,6 +172,16 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 		/* not a stop: nobody waits for it */
 		return ebpf_note_fork(st, c->tgid, c->pad);
 	}
+	if (c->type == MT_CTL_EXEC) {
+		/* not a stop either: the exec gate attached what the new
+		 * image runs, and its first executable mmap waits in the
+		 * gate for this to be done */
+		st->gate_execs++;
+		st->in_ctl++;
+		err = ebpf_record_maps(st, c->tgid, 1);
+		st->in_ctl--;
+		return err;
+	}
 	st->in_ctl++;
 	err = on_stop(st, c, &key);
 	st->in_ctl--;
@@ -196,6 +206,10 @@ static int on_stop(struct ebpf_state *st, const struct mt_ctl *c,
 	case MT_CTL_ATTACH:
 		key.tid = c->tid;
 		h->reasons |= HOLD_ATTACH;
+		st->attach_stops++;
+		if (c->pad & MT_CTL_AT_EXEC) {
+			st->attach_stops_exec++;
+		}
 		if (st->stack_depth) {
 			/* stopped at exec or at an executable mmap: what
 			 * the process's stacks resolve through and are

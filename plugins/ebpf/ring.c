@@ -141,6 +141,11 @@ int ebpf_consume_ctl(struct ebpf_state *st)
 			 strerror(-ret));
 		return ret;
 	}
+	/* after the records: an exec's comes before its image's first
+	 * mapping the gate holds */
+	if (!st->in_ctl) {
+		ebpf_gate_serve(st);
+	}
 	return 0;
 }
 

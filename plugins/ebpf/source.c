@@ -88,6 +88,7 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	st->wd_fd = -1;
 	st->gate_fd = -1;
 	st->gate_stop_fd = -1;
+	st->gmap.efd = -1;
 	pthread_mutex_init(&st->attach_lock, NULL);
 	err = ebpf_parse_args(st, args);
 	if (err) {
@@ -340,6 +341,14 @@ static int ebpf_start(void *state, const struct mt_target *target)
 	if (target->size >= offsetof(struct mt_target, exec_gate_fd) +
 				    sizeof(target->exec_gate_fd) &&
 	    target->has_exec_gate) {
+		struct stat ns;
+
+		/* with stacks, the gate records what is mapped while the
+		 * caller waits, keyed for BPF by the caller's tid: ours are
+		 * the kernel's in the root pid namespace only */
+		st->gate_stacks = st->stack_depth &&
+				  !stat("/proc/self/ns/pid", &ns) &&
+				  ns.st_ino == PROC_PID_INIT_INO;
 		/* first: the root's exec waits for it */
 		err = ebpf_gate_start(st, target->exec_gate_fd);
 		if (err) {
@@ -533,6 +542,21 @@ static void ebpf_destroy(void *state)
 			 st->gate_plain ? (double)st->gate_plain_ns / 1e3 /
 						  (double)st->gate_plain :
 					  0.0);
+	}
+	if (st->stack_depth || st->attach_stops) {
+		ebpf_log(st, MT_LOG_INFO,
+			 "attach: %llu stops by SIGSTOP (%llu at exec); without a stop: %llu execs, %llu mappings recorded while waiting in the exec gate%s",
+			 (unsigned long long)st->attach_stops,
+			 (unsigned long long)st->attach_stops_exec,
+			 (unsigned long long)st->gate_execs,
+			 (unsigned long long)st->gate_maps,
+			 st->gate_map_timeouts ? " (some waits timed out)" :
+						 "");
+	}
+	if (st->skel && st->skel->bss->unw_missing) {
+		ebpf_log(st, MT_LOG_INFO,
+			 "%llu stacks were taken before their process's mappings were known (frame pointers only)",
+			 (unsigned long long)st->skel->bss->unw_missing);
 	}
 	/* Detach first: once no program runs, nothing stops anybody again. */
 	detach_links(st);

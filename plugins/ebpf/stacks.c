@@ -654,6 +654,28 @@ int ebpf_record_map(struct ebpf_state *st, pid_t pid, uint64_t start,
 			 record_one(st, seen, pid, &ml, file, name, &ps));
 }
 
+int ebpf_record_map_ahead(struct ebpf_state *st, pid_t pid, uint64_t start,
+			  uint64_t end, uint64_t off, uint64_t dev,
+			  uint64_t ino, const char *file, const char *name)
+{
+	struct ebpf_map_line ml = { .start = start, .end = end, .off = off,
+				    .inode = ino, .dev = dev };
+	struct maps_pass ps = { .nnew = 0 };
+	struct ebpf_seen *seen = seen_find(st, pid);
+	int err;
+
+	if (!seen) {
+		/* its exec record was lost: what it maps now first */
+		err = ebpf_record_maps(st, pid, 0);
+		seen = seen_find(st, pid);
+		if (!seen) {
+			return err ? err : -ESRCH;
+		}
+	}
+	return maps_done(st, seen, pid, &ps,
+			 record_one(st, seen, pid, &ml, file, name, &ps));
+}
+
 void ebpf_stacks_free(struct ebpf_state *st)
 {
 	size_t i;

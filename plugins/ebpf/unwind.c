@@ -19,9 +19,10 @@
  * search for a pc's row halves a few rows only (index_rows()).
  *
  * When: the tables of a file are built the first time a traced process
- * maps it, while BPF holds that process stopped (at exec, at each
- * executable mmap: a dlopen'd library has its table before the dlopen
- * returns), and the process's mappings are pushed before it is resumed.
+ * maps it, while the process waits: in the exec gate for a library the
+ * loader maps at a fixed address (gate.c), else stopped by BPF at exec or
+ * at the executable mmap. A dlopen'd library has its table before the
+ * dlopen returns; the process's mappings are pushed before it goes on.
  *
  * Memory: unw_rows has a fixed size (`stack-table-size=`, default 16 MiB:
  * 2M rows). A file that does not fit is unwound by frame pointers, said
