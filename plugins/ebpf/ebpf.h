@@ -200,6 +200,10 @@ struct ebpf_state {
 	struct ebpf_blob *sealed;
 	size_t nsealed, sealed_cap;
 	int in_ctl; /* ebpf_on_ctl() runs: the ctl ring is not to be read */
+	/* ring.c's reader of the ctl ring, for stacks.c to catch up with a
+	 * fork record written after the stack ring's read began (a hook:
+	 * the plugin's calls go ring -> control -> attach/stacks only) */
+	int (*ctl_catch_up)(struct ebpf_state *st);
 	struct ebpf_bid *bids;
 	size_t nbids, bids_cap;
 	struct mt_key_index bids_idx; /* (dev, ino) -> index in bids */
@@ -342,17 +346,21 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args);
 /* system.c: what the kernel and our privileges lack, in one message. */
 int ebpf_check_system(struct ebpf_state *st);
 
-/* pressure.c: stopped processes. ebpf_on_ctl() is the `ctl` ring's
- * callback; ebpf_resume_throttled() resumes the throttled processes once
- * the rings are below their low watermarks. */
+/* control.c: the `ctl` ring's records (ebpf_on_ctl() is its callback)
+ * and the holds they make. release(): the stop of key was handled, drop
+ * reason; the process is resumed when none is left (h moves). */
 int ebpf_on_ctl(void *ctx, void *data, size_t len);
-void ebpf_resume_throttled(struct ebpf_state *st);
+void ebpf_hold_release(struct ebpf_state *st, struct ebpf_hold *h,
+		       unsigned int reason, const struct mt_hold_key *key);
 /* Resume every process we hold, whatever the reason (destroy()). */
 void ebpf_resume_all(struct ebpf_state *st);
 uint64_t ebpf_now_ns(void);
-/* pressure.c: a pause or its end, for the host's statistics (poller) */
+/* control.c: a pause or its end, for the host's statistics (poller) */
 void ebpf_note(struct ebpf_state *st, const char *what, pid_t pid,
 	       uint64_t ts);
+/* pressure.c: resume the throttled processes once the rings are below
+ * their low watermarks */
+void ebpf_resume_throttled(struct ebpf_state *st);
 
 /* ring.c: the rings' positions, their callbacks and reads. The read
  * functions return a negative errno after logging it. */

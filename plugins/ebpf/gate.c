@@ -426,7 +426,7 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 		}
 		k = readlink(full, shown, sizeof(shown) - 1);
 		shown[k > 0 ? k : 0] = '\0';
-		/* recorded now, before the attach (as at a stop: pressure.c
+		/* recorded now, before the attach (as at a stop: control.c
 		 * says why) */
 		if (ahead && shown[0]) {
 			gate_map(st, pid, a, &sb, shown);

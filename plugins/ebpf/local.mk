@@ -44,6 +44,7 @@ CLEANFILES += plugins/ebpf/vmlinux.h plugins/ebpf/memtrack.bpf.o \
 plugin_LTLIBRARIES += plugins/source-ebpf.la
 plugins_source_ebpf_la_SOURCES = plugins/ebpf/source.c plugins/ebpf/args.c \
 	plugins/ebpf/system.c plugins/ebpf/pressure.c plugins/ebpf/ring.c \
+	plugins/ebpf/control.c \
 	plugins/ebpf/attach.c plugins/ebpf/watchdog.c plugins/ebpf/stacks.c \
 	plugins/ebpf/unwind.c plugins/ebpf/gate.c plugins/ebpf/freeze.c \
 	plugins/ebpf/ebpf.h

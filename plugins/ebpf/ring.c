@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plugins/ebpf/ring.c - reading the BPF rings: the event ring into the
- * host's batch, the stack ring into metadata, the control ring into the
- * pressure controller (pressure.c); and drain(), which reads what was
- * written when it was called and nothing more.
+ * host's batch, the stack ring into metadata, the control ring into
+ * control.c, then the exec gate's mapping requests (gate.c); and drain(),
+ * which reads what was written when it was called and nothing more.
  */
 #include "config.h"
 

@@ -178,6 +178,7 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	if (err) {
 		goto error;
 	}
+	st->ctl_catch_up = ebpf_consume_ctl;
 	st->ctl_rb = ring_buffer__new(bpf_map__fd(st->skel->maps.ctl), ebpf_on_ctl,
 				      st, NULL);
 	if (!st->ctl_rb) {

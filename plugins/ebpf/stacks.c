@@ -240,8 +240,8 @@ static uint32_t frames_to_keep(struct ebpf_state *st,
 	struct ebpf_seen *seen = seen_find(st, (pid_t)s->pid);
 	uint32_t i;
 
-	if ((!seen || !seen->n) && !st->in_ctl) {
-		ebpf_consume_ctl(st);
+	if ((!seen || !seen->n) && !st->in_ctl && st->ctl_catch_up) {
+		st->ctl_catch_up(st);
 		seen = seen_find(st, (pid_t)s->pid);
 	}
 	if (!seen || !seen->n) {
