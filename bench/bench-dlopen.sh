@@ -1,24 +1,32 @@
 #!/bin/sh
-# bench-dlopen.sh [BUILDDIR] - N dlopens under each source (issue 24).
+# bench-dlopen.sh [BUILDDIR [dlopen|procs]] - memtrack's cost per item as
+# the items grow in number (issue 24), under each source.
 #
-# A program dlopens N libraries (copies of one: each its own file, as a
-# plugin host's are), each of which mallocs 32 bytes from its function:
-# the program alone, then memtrack --source ebpf and --source preload,
-# each without and with --stacks. For each N: the seconds, and memtrack's
-# overhead per library; then the ratio of the per-library overhead at the
-# largest N to that at the smallest, and the recording's bytes per library.
-# Goal: that ratio at most 1.5 (the cost per library does not grow with
-# the number of libraries); cases over it are named. One run, cases in
-# turn for each N.
+# dlopen (the default): a program dlopens N libraries (copies of one:
+# each its own file, as a plugin host's are), each of which mallocs 32
+# bytes from its function. procs: a shell runs N short processes (/bin/true,
+# one after another), as a build system or a test runner does. Each is run
+# alone, then under memtrack --source ebpf and --source preload, each
+# without and with --stacks. For each N: the seconds, and memtrack's
+# overhead per item; then the ratio of the per-item overhead at the
+# largest N to that at the smallest, and the recording's bytes per item.
+# Goal: that ratio at most 1.5 (the cost per item does not grow with the
+# number of items); cases over it are named. One run, cases in turn for
+# each N.
 #
-# Environment: BENCH_DLOPEN_N (the library counts, "1000 2000 5000"),
-# BENCH_DLOPEN_SOURCES ("ebpf preload"; ebpf needs root). CC builds the
-# program and the library.
+# Environment: BENCH_DLOPEN_N (the counts; dlopen "1000 2000 5000",
+# procs "1000 5000"), BENCH_DLOPEN_SOURCES ("ebpf preload"; ebpf needs
+# root). CC builds the program and the library.
 set -eu
 
 builddir=${1:-.}
+mode=${2:-dlopen}
 memtrack=$builddir/memtrack
-ns=${BENCH_DLOPEN_N:-1000 2000 5000}
+case $mode in
+dlopen) ns=${BENCH_DLOPEN_N:-1000 2000 5000} item=library ;;
+procs) ns=${BENCH_DLOPEN_N:-1000 5000} item=process ;;
+*) echo "bench-dlopen: no workload '$mode' (dlopen, procs)" >&2; exit 2 ;;
+esac
 sources=${BENCH_DLOPEN_SOURCES:-ebpf preload}
 : "${MEMTRACK_PLUGIN_PATH:=$builddir/plugins/.libs}"
 export MEMTRACK_PLUGIN_PATH
@@ -55,20 +63,35 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-${CC:-cc} -O1 -shared -fPIC -o "$dir/lib.so" "$dir/lib.c"
-${CC:-cc} -O1 -o "$dir/main" "$dir/main.c" -ldl
+cat >"$dir/procs.sh" <<'SH'
+i=0
+while [ $i -lt "$2" ]; do
+	/bin/true
+	i=$((i + 1))
+done
+SH
 max=0
 for n in $ns; do
 	[ "$n" -gt "$max" ] && max=$n
 done
-i=0
-while [ $i -lt "$max" ]; do
-	cp "$dir/lib.so" "$dir/l$i.so"
-	i=$((i + 1))
-done
+if [ "$mode" = dlopen ]; then
+	${CC:-cc} -O1 -shared -fPIC -o "$dir/lib.so" "$dir/lib.c"
+	${CC:-cc} -O1 -o "$dir/main" "$dir/main.c" -ldl
+	i=0
+	while [ $i -lt "$max" ]; do
+		cp "$dir/lib.so" "$dir/l$i.so"
+		i=$((i + 1))
+	done
+	set -- "$dir/main" "$dir"
+else
+	set -- /bin/sh "$dir/procs.sh" "$dir"
+fi
+# the workload's command, then N
+cmd="$*"
 
 # the files in the page cache, the loader warm: no first case pays for it
-"$dir/main" "$dir" "$max"
+# shellcheck disable=SC2086
+$cmd "$max" >/dev/null
 
 now() { date +%s.%N; }
 wait_wd=$(dirname "$0")/wait-watchdogs.sh
@@ -81,7 +104,7 @@ run() {
 	sh "$wait_wd" || true
 	t0=$(now)
 	if ! "$@" >/dev/null 2>"$dir/err"; then
-		echo "bench-dlopen: $name, $n libraries: failed:" >&2
+		echo "bench-dlopen: $name, $n ${item}s: failed:" >&2
 		cat "$dir/err" >&2
 		exit 1
 	fi
@@ -93,21 +116,26 @@ cases=
 for s in $sources; do
 	cases="$cases $s $s-stacks"
 done
-echo "bench-dlopen: N dlopens of libraries of one malloc each; seconds, overhead per library (ms), recording bytes per library"
+if [ "$mode" = dlopen ]; then
+	echo "bench-dlopen: N dlopens of libraries of one malloc each; seconds, overhead per library (ms), recording bytes per library"
+else
+	echo "bench-dlopen procs: a shell running N short processes (/bin/true); seconds, overhead per process (ms), recording bytes per process"
+fi
 printf '%-16s' case
 for n in $ns; do
 	printf ' %22s' "N=$n"
 done
 printf ' %8s\n' ratio
 for n in $ns; do
-	run alone "$n" "$dir/main" "$dir" "$n"
+	# shellcheck disable=SC2086
+	run alone "$n" $cmd "$n"
 	for c in $cases; do
 		src=${c%-stacks}
 		st=
 		[ "$c" != "$src" ] && st=--stacks
 		# shellcheck disable=SC2086
 		run "$c" "$n" "$memtrack" -q --source "$src" $st \
-			--sink "file:$dir/out.$c.$n.mt" -- "$dir/main" "$dir" "$n"
+			--sink "file:$dir/out.$c.$n.mt" -- $cmd "$n"
 		stat -c %s "$dir/out.$c.$n.mt" >"$dir/b.$c.$n"
 		rm -f "$dir/out.$c.$n.mt"
 	done
@@ -133,9 +161,9 @@ for c in $cases; do
 	ratio=$(awk -v f="$first" -v l="$last" 'BEGIN { printf "%.2f", (f > 0 ? l / f : 0) }')
 	printf ' %8s\n' "$ratio"
 	if awk -v r="$ratio" 'BEGIN { exit !(r > 1.5) }'; then
-		echo "bench-dlopen: $c: the cost per library grows with N (ratio $ratio > 1.5)" >&2
+		echo "bench-dlopen: $c: the cost per $item grows with N (ratio $ratio > 1.5)" >&2
 		status=1
 	fi
 done
-echo "goal: overhead per library at the largest N within 1.5x of that at the smallest"
+echo "goal: overhead per $item at the largest N within 1.5x of that at the smallest"
 exit $status

@@ -58,9 +58,12 @@ endif
 EXTRA_DIST += bench/bench-dlopen.sh
 bench-dlopen: memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
 	$(SHELL) $(srcdir)/bench/bench-dlopen.sh '$(abs_top_builddir)'
+# the same for N short processes: 'make bench-procs'
+bench-procs: memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
+	$(SHELL) $(srcdir)/bench/bench-dlopen.sh '$(abs_top_builddir)' procs
 
 # Outside the conditional: automake wants .PHONY and 'bench' defined once.
-.PHONY: bench-ebpf bench-pressure bench-attach bench-dlopen
+.PHONY: bench-ebpf bench-pressure bench-attach bench-dlopen bench-procs
 bench: $(BENCH_EBPF)
 
 # bench/bench-unwind.sh: --stacks on Debian's jq (no frame pointers),

@@ -59,6 +59,11 @@ check_PROGRAMS += tests/progs/dl-reuse
 tests_progs_dl_reuse_SOURCES = tests/progs/dl-reuse.c
 tests_progs_dl_reuse_CFLAGS = $(PROG_CFLAGS) -g
 tests_progs_dl_reuse_LDADD = -ldl
+# tests/test-dl-many.sh: thousands of libraries (issue 24, item 2)
+check_PROGRAMS += tests/progs/dl-many
+tests_progs_dl_many_SOURCES = tests/progs/dl-many.c
+tests_progs_dl_many_CFLAGS = $(PROG_CFLAGS) -g
+tests_progs_dl_many_LDADD = -ldl
 check_LTLIBRARIES += tests/progs/libreuse-alpha.la \
 	tests/progs/libreuse-gamma.la
 tests_progs_libreuse_alpha_la_SOURCES = tests/progs/libreuse.c
@@ -193,6 +198,12 @@ if ENABLE_EBPF
 TESTS += tests/test-ebpf-stacks-holds.sh
 endif
 dist_noinst_SCRIPTS += tests/test-ebpf-stacks-holds.sh
+
+# tests/test-dl-many.sh: 4,500 dlopens with --stacks, each library's code
+# recorded once and every allocation named (issue 24); the eBPF part
+# skips without root and BPF.
+TESTS += tests/test-dl-many.sh
+dist_noinst_SCRIPTS += tests/test-dl-many.sh
 
 # tests/test-attach.sh: memtrack --pid (issue 25); skips without root and
 # BPF.

@@ -89,6 +89,7 @@ plugins_preload_libmemtrack_preload_la_SOURCES = \
 	plugins/preload/interposer/interpose-stacks.h \
 	plugins/preload/interposer/optional.c \
 	plugins/preload/interposer/optional.h \
+	plugins/preload/interposer/addr-set.h \
 	plugins/preload/interposer/ownmalloc.c \
 	plugins/preload/interposer/ownmalloc.h
 plugins_preload_libmemtrack_preload_la_CPPFLAGS = $(AM_CPPFLAGS) \

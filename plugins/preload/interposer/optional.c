@@ -78,6 +78,7 @@
 #include <sys/syscall.h>
 
 #include "optional.h"
+#include "addr-set.h"
 
 #if defined(__x86_64__)
 #define R_JUMP_SLOT R_X86_64_JUMP_SLOT
@@ -94,10 +95,6 @@
 #endif
 
 #define OPT_MAX 256
-/* objects bound already, by program header table: a power of two, twice
- * what a large process loads; past it, objects are scanned again (their
- * entries bound already are skipped) */
-#define SEEN_SLOTS 2048
 
 int pl_opt_dirty;
 
@@ -125,9 +122,18 @@ static unsigned unsettled_runs;
  * it loaded nothing new (the object was there, RTLD_NOLOAD) */
 #define IDLE_MAX 64
 static unsigned idle_runs;
-static uintptr_t seen[SEEN_SLOTS];
-static size_t nseen;
+/* objects bound already, by program header table (addr-set.h: it grows;
+ * when it cannot, an object is scanned again, its entries bound already
+ * skipped) */
+static struct pl_addr_set seen;
 static unsigned long long seen_subs;
+/* the loader's count of objects added (dlpi_adds) when a pass last found
+ * every object listed relocated: while it is the same, a rescan has
+ * nothing to look at and stops at the first object (else each of the
+ * allocations ld.so makes within a dlopen walked every object: quadratic
+ * in the number of libraries, issue 24) */
+static unsigned long long settled_adds;
+static int settled;
 
 static inline void cpu_relax(void)
 {
@@ -211,46 +217,20 @@ static int find(const char *name)
 	return -1;
 }
 
-static size_t seen_at(uintptr_t key)
-{
-	return (size_t)((key >> 4) * 0x9e3779b97f4a7c15ull >> 53) &
-	       (SEEN_SLOTS - 1);
-}
-
 static int was_seen(uintptr_t key)
 {
-	size_t i = seen_at(key);
-
-	while (seen[i]) {
-		if (seen[i] == key) {
-			return 1;
-		}
-		i = (i + 1) & (SEEN_SLOTS - 1);
-	}
-	return 0;
+	return pl_addr_set_has(&seen, key);
 }
 
 static void mark_seen(uintptr_t key)
 {
-	size_t i = seen_at(key);
-
-	if (nseen >= SEEN_SLOTS / 2) {
-		return; /* scanned again next time: slower, still right */
-	}
-	while (seen[i]) {
-		if (seen[i] == key) {
-			return;
-		}
-		i = (i + 1) & (SEEN_SLOTS - 1);
-	}
-	seen[i] = key;
-	nseen++;
+	/* when the table cannot grow: scanned again next time, still right */
+	(void)pl_addr_set_add(&seen, key);
 }
 
 static void forget_seen(void)
 {
-	memset(seen, 0, sizeof(seen));
-	nseen = 0;
+	pl_addr_set_clear(&seen);
 }
 
 /* What one object is, from its program headers and dynamic section. */
@@ -557,6 +537,8 @@ struct pass {
 	int unsettled; /* an object not relocated yet */
 	int bound;     /* an object looked at for the first time */
 	int first;
+	int same;      /* nothing loaded since the last settled pass */
+	unsigned long long adds; /* the loader's count of objects added */
 };
 
 static int is_self(const struct obj *o)
@@ -580,6 +562,15 @@ static int note_defs(struct dl_phdr_info *info, size_t size, void *data)
 			 * another object's now */
 			seen_subs = info->dlpi_subs;
 			forget_seen();
+			settled = 0;
+		}
+		if (size >= offsetof(struct dl_phdr_info, dlpi_adds) +
+				    sizeof(info->dlpi_adds)) {
+			p->adds = info->dlpi_adds;
+			if (settled && info->dlpi_adds == settled_adds) {
+				p->same = 1;
+				return 1; /* ends the walk */
+			}
 		}
 	}
 	if (was_seen((uintptr_t)info->dlpi_phdr) || obj_parse(info, &o) ||
@@ -629,7 +620,7 @@ static int bind_obj(struct dl_phdr_info *info, size_t size, void *data)
 
 void pl_opt_rescan(void)
 {
-	struct pass p = { 0, 0, 0, 1 };
+	struct pass p = { 0, 0, 0, 1, 0, 0 };
 
 	if (!ntab || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) {
 		return; /* another thread's rescan does the work */
@@ -645,12 +636,21 @@ void pl_opt_rescan(void)
 		/* lazy stubs of objects bound before may get hooks now */
 		forget_seen();
 	}
-	dl_iterate_phdr(bind_obj, &p);
+	if (!p.same) {
+		dl_iterate_phdr(bind_obj, &p);
+	}
 	if (p.unsettled) {
 		unsettled_runs++;
+		settled = 0;
 		__atomic_store_n(&pl_opt_dirty, 1, __ATOMIC_RELEASE);
 	} else {
 		unsettled_runs = 0;
+		/* the count read before the walk: an object added during it
+		 * makes it differ next time */
+		if (!p.same && p.adds) {
+			settled_adds = p.adds;
+			settled = 1;
+		}
 	}
 	if (p.bound || p.unsettled) {
 		idle_runs = 0;

@@ -24,30 +24,39 @@
 #include "stack-unwind.h"
 #include "selfmap.h"
 
-#define SENT_CAP 4096
 #define BUILD_ID_MAX 255 /* the record's length is a byte */
 
 int mtpl_maps_init(struct mtpl_maps *m)
 {
-	void *p;
-
 	memset(m, 0, sizeof(*m));
-	p = pl_self_map(SENT_CAP * sizeof(*m->sent), 0);
-	if (!p) {
-		return -errno;
-	}
-	m->sent = p;
-	m->cap = SENT_CAP;
 	m->page = sysconf(_SC_PAGESIZE);
 	return 0;
 }
 
 void mtpl_maps_destroy(struct mtpl_maps *m)
 {
-	if (m->sent) {
-		munmap(m->sent, (size_t)m->cap * sizeof(*m->sent));
-	}
+	/* the tables stay mapped (addr-set.h says why) */
 	memset(m, 0, sizeof(*m));
+}
+
+/* Note start as recorded by the pass in progress. When there is no room
+ * for it, it is not noted, and is sent again next time: harmless. */
+static void pend_add(struct mtpl_maps *m, uint64_t start)
+{
+	if (m->npend == m->pend_cap) {
+		size_t want = m->pend_cap ? m->pend_cap * 2 : 512;
+		uint64_t *p = pl_self_map(want * sizeof(*p), 0);
+
+		if (!p) {
+			return;
+		}
+		if (m->npend) {
+			memcpy(p, m->pend, m->npend * sizeof(*p));
+		}
+		m->pend = p; /* the old one stays mapped (addr-set.h) */
+		m->pend_cap = want;
+	}
+	m->pend[m->npend++] = start;
 }
 
 int mtpl_maps_lock(struct mtpl_maps *m)
@@ -161,7 +170,6 @@ struct pass {
 	uint32_t records;
 	int first;     /* the next object is the main program */
 	int resend;    /* an object went away: send everything again */
-	uint32_t added; /* segments recorded past m->nsent, not yet kept */
 };
 
 static void put(struct pass *ps, const void *data, size_t n)
@@ -170,18 +178,6 @@ static void put(struct pass *ps, const void *data, size_t n)
 		memcpy(ps->buf + ps->len, data, n);
 	}
 	ps->len += n;
-}
-
-static int was_sent(const struct mtpl_maps *m, uint64_t start)
-{
-	uint32_t i;
-
-	for (i = 0; i < m->nsent; i++) {
-		if (m->sent[i] == start) {
-			return 1;
-		}
-	}
-	return 0;
 }
 
 /* The object's path: the loader's name when absolute; a relative one
@@ -249,6 +245,24 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 	uint64_t mask = ~(uint64_t)(m->page - 1);
 	int i;
 
+	if (!ps->resend && !ps->first) {
+		/* every code segment sent already: the object's path and
+		 * build-id are not looked for (most objects, each pass) */
+		for (i = 0; i < info->dlpi_phnum; i++) {
+			const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+			if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+			    ph->p_memsz &&
+			    !pl_addr_set_has(&m->sent,
+					     (info->dlpi_addr + ph->p_vaddr) &
+						     mask)) {
+				break;
+			}
+		}
+		if (i == info->dlpi_phnum) {
+			return 0;
+		}
+	}
 	path = object_path(ps, info->dlpi_name, &plen);
 	ps->first = 0;
 	if (!path) {
@@ -269,7 +283,7 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 		v[1] = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz +
 			(uint64_t)m->page - 1) & mask;
 		v[2] = ph->p_offset & mask;
-		if (!ps->resend && was_sent(m, v[0])) {
+		if (!ps->resend && pl_addr_set_has(&m->sent, v[0])) {
 			continue;
 		}
 		hdr[0] = MTPL_MAPS_REC_MAP;
@@ -281,9 +295,7 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 		put(ps, &l16, 2);
 		put(ps, path, plen);
 		ps->records++;
-		if (m->nsent + ps->added < m->cap) {
-			m->sent[m->nsent + ps->added++] = v[0];
-		}
+		pend_add(m, v[0]);
 	}
 	return 0;
 }
@@ -292,7 +304,8 @@ ssize_t mtpl_maps_write(struct mtpl_maps *m, uint32_t pid, unsigned flags,
 			void *buf, size_t cap, uint32_t *records,
 			size_t *need)
 {
-	struct pass ps = { m, pid, buf, cap, 0, 0, 1, 0, 0 };
+	struct pass ps = { m, pid, buf, cap, 0, 0, 1, 0 };
+	size_t i;
 	struct counts c = { 0, 0 };
 
 	mtpl_loader_enter();
@@ -309,6 +322,7 @@ ssize_t mtpl_maps_write(struct mtpl_maps *m, uint32_t pid, unsigned flags,
 	}
 	/* the counters are read before the walk: an object added during it
 	 * shows as a change next time, and is at worst sent twice */
+	m->npend = 0;
 	dl_iterate_phdr(maps_cb, &ps);
 	mtpl_loader_leave();
 	if (ps.len > cap) {
@@ -316,11 +330,13 @@ ssize_t mtpl_maps_write(struct mtpl_maps *m, uint32_t pid, unsigned flags,
 		return -ENOSPC;
 	}
 	if (ps.resend) {
-		memmove(m->sent, m->sent + m->nsent,
-			ps.added * sizeof(*m->sent));
-		m->nsent = 0;
+		pl_addr_set_clear(&m->sent);
 	}
-	m->nsent += ps.added;
+	for (i = 0; i < m->npend; i++) {
+		/* not kept when the set cannot grow: sent again, harmless */
+		(void)pl_addr_set_add(&m->sent, m->pend[i]);
+	}
+	m->npend = 0;
 	m->adds = c.adds;
 	m->subs = c.subs;
 	m->written = 1;

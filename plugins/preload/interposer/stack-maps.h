@@ -40,6 +40,7 @@
 #ifndef MTPL_STACK_MAPS_H
 #define MTPL_STACK_MAPS_H
 
+#include "addr-set.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -55,8 +56,11 @@
 struct mtpl_maps {
 	unsigned long long adds, subs; /* as of the last snapshot written */
 	int written;                   /* a snapshot was written */
-	uint64_t *sent;                /* starts of the segments sent (mmap) */
-	uint32_t nsent, cap;
+	/* starts of the code segments sent (a set that grows), and those a
+	 * pass records, kept only when it succeeds */
+	struct pl_addr_set sent;
+	uint64_t *pend;
+	size_t npend, pend_cap;
 	long page;
 	int lock;      /* 0, or the tid holding it */
 	char exe[4096];

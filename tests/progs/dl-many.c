@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dl-many DIR N: dlopen DIR/l0.so .. DIR/l(N-1).so (copies of
+ * libreuse-alpha.so: each its own file, as a plugin host's plugins are),
+ * each left loaded, and allocate 40 bytes, kept, through each one's
+ * alpha_alloc. Prints "loaded N". A profiler must record each library's
+ * code once and name every one of the N blocks by alpha_alloc, called
+ * from main (issue 24: past a few thousand objects the interposer's
+ * fixed tables made every dlopen resend or rescan them all).
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+	char path[4096];
+	int n, i;
+
+	if (argc != 3 || (n = atoi(argv[2])) <= 0) {
+		fprintf(stderr, "usage: dl-many DIR N\n");
+		return 2;
+	}
+	for (i = 0; i < n; i++) {
+		void *(*alloc)(size_t);
+		void *lib, *volatile p;
+
+		snprintf(path, sizeof(path), "%s/l%d.so", argv[1], i);
+		lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!lib) {
+			fprintf(stderr, "dl-many: %s\n", dlerror());
+			return 1;
+		}
+		alloc = (void *(*)(size_t))dlsym(lib, "alpha_alloc");
+		if (!alloc) {
+			fprintf(stderr, "dl-many: %s: no alpha_alloc\n", path);
+			return 1;
+		}
+		p = alloc(40);
+		(void)p;
+	}
+	printf("loaded %d\n", n);
+	return 0;
+}

@@ -1,0 +1,101 @@
+#!/bin/sh
+# Thousands of libraries with --stacks (issue 24, item 2): tests/progs/
+# dl-many dlopens N copies of libreuse-alpha.so (N = 4,500 by default,
+# past the 4,096 code segments the interposer used to remember and the
+# 1,024 objects its binder did) and allocates 40 B in each through its
+# alpha_alloc. Under each source the test wants every library's code
+# mapping recorded exactly once (before, each dlopen past the cap sent
+# every mapping again: 35 MB of metadata for 5,000 libraries), all N
+# blocks named alpha_alloc, and their stacks reaching main.
+# MT_DL_MANY_N sets N. The eBPF part needs root and BPF: skips without,
+# fails under MEMTRACK_REQUIRE_BPF=1.
+set -u
+
+: "${MT_BUILDDIR:?}" "${MT_SRCDIR:?}"
+. "$MT_SRCDIR/tests/lib.sh"
+
+N=${MT_DL_MANY_N:-4500}
+PROG="$MT_BUILDDIR/tests/progs/dl-many"
+LIB="$MT_BUILDDIR/tests/progs/.libs/libreuse-alpha.so"
+mkdir -p "$T/libs"
+i=0
+while [ $i -lt "$N" ]; do
+	cp "$LIB" "$T/libs/l$i.so"
+	i=$((i + 1))
+done
+
+# check SOURCE: record, then count the mapping records of the copies and
+# the allocations through alpha_alloc
+check() {
+	src=$1
+	if ! timeout 300 "$MT" -q --source "$src" --stacks \
+		--sink "file:$T/$src.mt" -- "$PROG" "$T/libs" "$N" \
+		>"$T/$src.out" 2>"$T/$src.err"; then
+		fail "$src: memtrack failed: $(head -5 "$T/$src.err")"
+		return
+	fi
+	# MTKM map records (plugins/ebpf/README.md) of the copies, per path
+	maps=$("$PY" -c 'import collections, re, struct, sys
+import zstandard
+data = open(sys.argv[1], "rb").read()
+seen = collections.Counter()
+pos = 0
+while pos + 8 <= len(data):
+    magic, size = struct.unpack_from("<II", data, pos)
+    if magic & 0xFFFFFFF0 == 0x184D2A50:
+        p = data[pos + 8:pos + 8 + size]
+        pos += 8 + size
+        if p[:4] != b"MTKM":
+            continue
+        off = 16
+        for _ in range(struct.unpack_from("<I", p, 8)[0]):
+            t = p[off]
+            if t == 1:
+                off += 5
+            elif t == 3:
+                off += 9
+            else:
+                blen = p[off + 29]
+                off += 30 + blen
+                plen = struct.unpack_from("<H", p, off)[0]
+                path = p[off + 2:off + 2 + plen].decode(errors="replace")
+                off += 2 + plen
+                if re.search(r"/l[0-9]+\.so$", path):
+                    seen[path] += 1
+        continue
+    d = zstandard.ZstdDecompressor().decompressobj()
+    d.decompress(data[pos:])
+    pos = len(data) - len(d.unused_data)
+twice = sum(1 for v in seen.values() if v > 1)
+print(len(seen), twice)' "$T/$src.mt")
+	if [ "$maps" = "$N 0" ]; then
+		ok "$src: each of the $N libraries' code recorded once"
+	else
+		fail "$src: libraries recorded, and of them recorded more than once: $maps (want $N 0)"
+	fi
+	"$MT" report --format collapsed "$T/$src.mt" >"$T/$src.col" ||
+		{ fail "$src: report failed"; return; }
+	got=$("$PY" -c 'import sys
+named = from_main = 0
+for l in open(sys.argv[1]):
+    stack, n = l.rsplit(" ", 1)
+    names = [f.split(" (")[0] for f in stack.split(";")]
+    if "alpha_alloc" in names:
+        named += int(n)
+        if "main" in names[:names.index("alpha_alloc")]:
+            from_main += int(n)
+print(named, from_main)' "$T/$src.col")
+	want="$((40 * N)) $((40 * N))"
+	if [ "$got" = "$want" ]; then
+		ok "$src: $N blocks of 40 B under alpha_alloc, called from main"
+	else
+		fail "$src: bytes under alpha_alloc, and of them from main: $got (want $want)"
+	fi
+	ls -l "$T/$src.mt" | awk '{ print "  recording: " $5 " bytes" }'
+}
+
+check preload
+require_ebpf
+check ebpf
+
+finish
