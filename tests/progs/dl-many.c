@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dl-many DIR N: dlopen DIR/l0.so .. DIR/l(N-1).so (copies of
+ * dl-many DIR N [late]: dlopen DIR/l0.so .. DIR/l(N-1).so (copies of
  * libreuse-alpha.so: each its own file, as a plugin host's plugins are),
  * each left loaded, and allocate 40 bytes, kept, through each one's
- * alpha_alloc. Prints "loaded N". A profiler must record each library's
+ * alpha_alloc; with `late`, once all are loaded, 40 bytes more through
+ * each, in load order (a library's code used long after it was loaded).
+ * Prints "loaded N". A profiler must record each library's
  * code once and name every one of the N blocks by alpha_alloc, called
  * from main (issue 24: past a few thousand objects the interposer's
  * fixed tables made every dlopen resend or rescan them all).
@@ -14,12 +16,17 @@
 
 int main(int argc, char **argv)
 {
+	void *(**allocs)(size_t);
 	char path[4096];
 	int n, i;
 
-	if (argc != 3 || (n = atoi(argv[2])) <= 0) {
-		fprintf(stderr, "usage: dl-many DIR N\n");
+	if (argc < 3 || argc > 4 || (n = atoi(argv[2])) <= 0) {
+		fprintf(stderr, "usage: dl-many DIR N [late]\n");
 		return 2;
+	}
+	allocs = calloc((size_t)n, sizeof(*allocs));
+	if (!allocs) {
+		return 1;
 	}
 	for (i = 0; i < n; i++) {
 		void *(*alloc)(size_t);
@@ -37,6 +44,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		p = alloc(40);
+		(void)p;
+		allocs[i] = alloc;
+	}
+	for (i = 0; argc == 4 && i < n; i++) {
+		void *volatile p = allocs[i](40);
+
 		(void)p;
 	}
 	printf("loaded %d\n", n);
