@@ -203,9 +203,14 @@ static void gated_put(struct ebpf_state *st, pid_t tid,
  * The caller (tid) maps the file of its fd a[4] (sb, name) at a fixed
  * address: the poller records the mapping and pushes its unwind table
  * before the call goes on, and tells BPF so (`gated`), which then stops
- * nobody at its return. Not waited for past a few seconds (the poller
- * busy elsewhere): BPF then stops the process, as without the gate.
+ * nobody at its return. The poller may be busy for seconds building the
+ * tables of a large program's libraries (gdb's, under load: more than
+ * 5 s once in CI); a request it has not taken in GATE_MAP_WAIT_S is
+ * withdrawn, a guard against a poller that no longer reads, and BPF then
+ * stops the process, as without the gate.
  */
+#define GATE_MAP_WAIT_S 60
+
 static void gate_map(struct ebpf_state *st, pid_t tid, const __u64 *a,
 		     const struct stat *sb, const char *name)
 {
@@ -244,7 +249,7 @@ static void gate_map(struct ebpf_state *st, pid_t tid, const __u64 *a,
 		/* the counter cannot be full: one request at a time */
 	}
 	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += 5;
+	dl.tv_sec += GATE_MAP_WAIT_S;
 	pthread_mutex_lock(&g->lock);
 	while (g->state == GM_QUEUED && !g->closing) {
 		if (pthread_cond_timedwait(&g->cond, &g->lock, &dl) ==
