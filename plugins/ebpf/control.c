@@ -154,6 +154,9 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 		/* not a stop: nobody waits for it */
 		return ebpf_note_fork(st, c->tgid, c->pad);
 	}
+	if (c->type == MT_CTL_EXIT) {
+		return ebpf_note_exit(st, c->tgid);
+	}
 	if (c->type == MT_CTL_EXEC) {
 		/* not a stop either: the exec gate attached what the new
 		 * image runs, and its first executable mmap waits in the

@@ -79,6 +79,9 @@ struct ebpf_seen {
 	 * another was), so that a stack of the same return addresses gets a
 	 * new id, resolved through the new mappings */
 	uint32_t gen;
+	/* the unw_chunks its unw_procs entry names (unwind.c) */
+	uint32_t chunk[MT_UNW_CHUNKS];
+	uint32_t nchunks;
 };
 
 /* what the exec gate's thread last did, shared with the watchdog */
@@ -225,6 +228,10 @@ struct ebpf_state {
 	uint64_t unw_build_ns;
 	uint32_t unw_files_built, unw_files_skipped;
 	int unw_full_warned, unw_maps_warned;
+	/* unw_chunks: the next id, and how many processes name each id */
+	uint32_t unw_next_chunk;
+	uint32_t *unw_chunk_refs;
+	size_t unw_chunk_refs_cap;
 };
 
 /* attach.c: handle the executable files a process maps: attach the uprobes
@@ -299,6 +306,9 @@ int ebpf_record_map_ahead(struct ebpf_state *st, pid_t pid, uint64_t start,
 			  uint64_t end, uint64_t off, uint64_t dev,
 			  uint64_t ino, const char *file, const char *name);
 int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child);
+/* pid, whose mappings were in chunks, ended: they are dropped unless a
+ * child names them */
+int ebpf_note_exit(struct ebpf_state *st, pid_t pid);
 /* memtrack --pid: process pid is recorded from ts_ns (CLOCK_MONOTONIC) on,
  * and what it allocated before is not in the file ("MTKA"). */
 int ebpf_note_attach(struct ebpf_state *st, pid_t pid, uint64_t ts_ns);
@@ -316,7 +326,11 @@ int ebpf_unw_init(struct ebpf_state *st);
 int ebpf_unw_mapping(struct ebpf_state *st, struct ebpf_range *r,
 		     uint64_t dev, uint64_t ino, uint64_t off,
 		     const char *path, const char *shown);
-int ebpf_unw_push(struct ebpf_state *st, const struct ebpf_seen *seen);
+int ebpf_unw_push(struct ebpf_state *st, struct ebpf_seen *seen);
+/* seen's chunks are named by one more process (a fork's child), or by
+ * one less (it ended, or was given others): dropped at none */
+void ebpf_unw_chunks_ref(struct ebpf_state *st, const struct ebpf_seen *seen);
+void ebpf_unw_chunks_release(struct ebpf_state *st, struct ebpf_seen *seen);
 /* Build the tables of the libraries the n files at paths need, ahead of
  * their mapping (unwind.c says why); best effort. */
 void ebpf_unw_prefetch(struct ebpf_state *st, char *const *paths, size_t n);

@@ -176,6 +176,16 @@ struct {
 	__type(value, struct mt_unw_proc);
 } unw_procs SEC(".maps");
 
+/* chunk id -> more executable mappings of processes (struct
+ * mt_unw_proc says how), written by user space */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, u32);
+	__type(value, struct mt_unw_proc);
+} unw_chunks SEC(".maps");
+
 /* tgid (global) -> 1 */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -652,6 +662,25 @@ __noinline u32 mt_find_row(struct mt_walk *w, struct mt_unw_proc *proc)
 	return w->first + w->lo; /* the row's index + 1 */
 }
 
+/* The part of proc's mappings (its entry, or one of its chunks) that
+ * holds pc's mapping if it has one; NULL: a chunk gone */
+static __always_inline struct mt_unw_proc *maps_of(struct mt_unw_proc *p,
+						   u64 pc)
+{
+	u32 n = p->nchunks, i, id;
+
+	if (!n || pc < p->chunk_lo[0]) {
+		return p;
+	}
+	for (i = 1; i < MT_UNW_CHUNKS; i++) {
+		if (i >= n || p->chunk_lo[i] > pc) {
+			break;
+		}
+	}
+	id = p->chunk_id[(i - 1) & (MT_UNW_CHUNKS - 1)];
+	return bpf_map_lookup_elem(&unw_chunks, &id);
+}
+
 static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
 {
 	u32 idx;
@@ -659,7 +688,7 @@ static __always_inline struct mt_unw_row *find_row(struct mt_walk_ctx *c)
 	if (!c->proc) {
 		return NULL;
 	}
-	idx = mt_find_row(c->w, c->proc);
+	idx = mt_find_row(c->w, maps_of(c->proc, c->w->pc));
 	if (!idx) {
 		return NULL;
 	}
@@ -1137,7 +1166,21 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
 		u32 utgid = our_id(id) >> 32;
 
+		struct mt_unw_proc *maps;
+
 		bpf_map_delete_elem(&tracked, &tgid);
+		maps = stack_depth ? bpf_map_lookup_elem(&unw_procs, &utgid) :
+				     NULL;
+		if (maps && maps->nchunks) {
+			/* user space drops the chunks nobody else names */
+			struct mt_ctl c = { .type = MT_CTL_EXIT,
+					    .tgid = utgid,
+					    .ts = bpf_ktime_get_ns() };
+
+			if (bpf_ringbuf_output(&ctl, &c, sizeof(c), 0)) {
+				__sync_fetch_and_add(&ctl_dropped, 1);
+			}
+		}
 		bpf_map_delete_elem(&unw_procs, &utgid);
 		bpf_map_delete_elem(&freezing, &utgid);
 	}

@@ -50,6 +50,8 @@ enum mt_ctl_type {
 	MT_CTL_THROTTLE = 2,	/* the event or stack ring is nearly full */
 	MT_CTL_FORK = 3,	/* with stacks, not a stop: tgid forked pad
 				 * (a new process sharing its mappings) */
+	MT_CTL_EXIT = 5,	/* not a stop: tgid, whose mappings were in
+				 * chunks (struct mt_unw_proc), ended */
 	MT_CTL_EXEC = 4,	/* with stacks, not a stop: tgid exec'd the
 				 * file the exec gate saw it ask for (dev,
 				 * ino); user space records its mappings */
@@ -210,14 +212,25 @@ struct mt_unw_map {
 	struct mt_unw_table t;
 };
 
-/* the most mappings of a process the unwinder knows: beyond them, frame
- * pointers (user space warns) */
+/*
+ * A process's executable mappings, sorted by start: the lowest
+ * MT_UNW_MAPS in its `unw_procs` entry, the rest in up to MT_UNW_CHUNKS
+ * chunks of `unw_chunks` (the same struct, directory unused), chunk i
+ * holding the mappings from chunk_lo[i] up. A fork copies the entry in
+ * BPF, so parent and child share the chunks: user space never changes a
+ * chunk, it writes new ones and drops those no process names any more
+ * (unwind.c). Beyond MT_UNW_MAPS * (1 + MT_UNW_CHUNKS) mappings (8,448):
+ * frame pointers (user space warns).
+ */
 #define MT_UNW_MAPS 256
+#define MT_UNW_CHUNKS 32
 
 struct mt_unw_proc {
 	unsigned int n;
-	unsigned int pad;
+	unsigned int nchunks;
 	struct mt_unw_map m[MT_UNW_MAPS];	/* sorted by start */
+	unsigned int chunk_id[MT_UNW_CHUNKS];	/* keys of unw_chunks */
+	unsigned long long chunk_lo[MT_UNW_CHUNKS]; /* ascending */
 };
 
 #endif /* MEMTRACK_BPF_H */

@@ -422,7 +422,14 @@ int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child)
 		}
 	}
 	c->n = 0;
+	ebpf_unw_chunks_release(st, c);
 	p = seen_find(st, parent);
+	if (p && p->nchunks) {
+		/* BPF copied the parent's entry: the child names its chunks */
+		memcpy(c->chunk, p->chunk, sizeof(c->chunk));
+		c->nchunks = p->nchunks;
+		ebpf_unw_chunks_ref(st, c);
+	}
 	if (p && p->n) {
 		r = mt_array_grow(c->range, &c->cap, p->n, sizeof(*c->range));
 		if (!r) {
@@ -652,6 +659,16 @@ int ebpf_record_map(struct ebpf_state *st, pid_t pid, uint64_t start,
 	name[n] = '\0';
 	return maps_done(st, seen, pid, &ps,
 			 record_one(st, seen, pid, &ml, file, name, &ps));
+}
+
+int ebpf_note_exit(struct ebpf_state *st, pid_t pid)
+{
+	struct ebpf_seen *seen = seen_find(st, pid);
+
+	if (seen) {
+		ebpf_unw_chunks_release(st, seen);
+	}
+	return 0;
 }
 
 int ebpf_record_map_ahead(struct ebpf_state *st, pid_t pid, uint64_t start,

@@ -787,27 +787,67 @@ void ebpf_unw_prefetch(struct ebpf_state *st, char *const *paths, size_t n)
 	}
 }
 
-static int range_cmp(const void *a, const void *b)
+static void chunk_ref(struct ebpf_state *st, uint32_t id, int by)
 {
-	const struct mt_unw_map *x = a, *y = b;
+	if (id >= st->unw_chunk_refs_cap) {
+		size_t cap = st->unw_chunk_refs_cap;
+		uint32_t *r = mt_array_grow(st->unw_chunk_refs, &cap, id + 1,
+					    sizeof(*r));
 
-	return x->start < y->start ? -1 : x->start > y->start;
+		if (!r) {
+			return; /* never dropped: memory, not a wrong stack */
+		}
+		memset(r + st->unw_chunk_refs_cap, 0,
+		       (cap - st->unw_chunk_refs_cap) * sizeof(*r));
+		st->unw_chunk_refs = r;
+		st->unw_chunk_refs_cap = cap;
+	}
+	if (by > 0) {
+		st->unw_chunk_refs[id]++;
+	} else if (st->unw_chunk_refs[id] && !--st->unw_chunk_refs[id]) {
+		bpf_map_delete_elem(bpf_map__fd(st->skel->maps.unw_chunks),
+				    &id);
+	}
 }
 
-int ebpf_unw_push(struct ebpf_state *st, const struct ebpf_seen *seen)
+void ebpf_unw_chunks_ref(struct ebpf_state *st, const struct ebpf_seen *seen)
 {
-	struct mt_unw_proc *p;
-	uint32_t pid = (uint32_t)seen->pid;
-	size_t i;
-	int err;
+	uint32_t i;
+
+	for (i = 0; i < seen->nchunks; i++) {
+		chunk_ref(st, seen->chunk[i], 1);
+	}
+}
+
+void ebpf_unw_chunks_release(struct ebpf_state *st, struct ebpf_seen *seen)
+{
+	while (seen->nchunks) {
+		chunk_ref(st, seen->chunk[--seen->nchunks], -1);
+	}
+}
+
+/*
+ * The process's mappings to BPF: the lowest MT_UNW_MAPS in its unw_procs
+ * entry, the rest in new chunks (a chunk is never changed: a forked child
+ * may name it), then the chunks it named before dropped. seen->range is
+ * sorted by start.
+ */
+int ebpf_unw_push(struct ebpf_state *st, struct ebpf_seen *seen)
+{
+	int cfd = bpf_map__fd(st->skel->maps.unw_chunks);
+	uint32_t pid = (uint32_t)seen->pid, old[MT_UNW_CHUNKS], nold;
+	struct mt_unw_proc *p, *c;
+	size_t i, at;
+	int err = 0;
 
 	if (!st->unw_rows) {
 		return 0;
 	}
-	p = calloc(1, sizeof(*p));
+	p = calloc(2, sizeof(*p));
 	if (!p) {
 		return -ENOMEM;
 	}
+	c = p + 1;
 	for (i = 0; i < seen->n && p->n < MT_UNW_MAPS; i++) {
 		struct mt_unw_map *m = &p->m[p->n++];
 
@@ -816,17 +856,51 @@ int ebpf_unw_push(struct ebpf_state *st, const struct ebpf_seen *seen)
 		m->bias = seen->range[i].bias;
 		m->t = seen->range[i].t;
 	}
-	if (seen->n > MT_UNW_MAPS && !st->unw_maps_warned) {
+	nold = seen->nchunks;
+	memcpy(old, seen->chunk, sizeof(old));
+	seen->nchunks = 0;
+	for (at = i; at < seen->n && p->nchunks < MT_UNW_CHUNKS;) {
+		uint32_t id;
+
+		memset(c, 0, sizeof(*c));
+		for (; at < seen->n && c->n < MT_UNW_MAPS; at++) {
+			struct mt_unw_map *m = &c->m[c->n++];
+
+			m->start = seen->range[at].start;
+			m->end = seen->range[at].end;
+			m->bias = seen->range[at].bias;
+			m->t = seen->range[at].t;
+		}
+		id = ++st->unw_next_chunk;
+		if (!id) {
+			id = ++st->unw_next_chunk; /* 0 is no chunk */
+		}
+		if (bpf_map_update_elem(cfd, &id, c, BPF_ANY)) {
+			/* the map is full: the rest by frame pointers */
+			at = seen->n + 1;
+			break;
+		}
+		chunk_ref(st, id, 1);
+		seen->chunk[seen->nchunks++] = id;
+		p->chunk_id[p->nchunks] = id;
+		p->chunk_lo[p->nchunks++] = c->m[0].start;
+	}
+	if (at < seen->n && !st->unw_maps_warned) {
 		ebpf_log(st, MT_LOG_WARN,
-			 "pid %d has %zu executable mappings: past %d, its stacks use frame pointers",
-			 (int)pid, seen->n, MT_UNW_MAPS);
+			 "pid %d has %zu executable mappings: past %u, its stacks use frame pointers",
+			 (int)pid, seen->n, (unsigned)(p->n + p->nchunks * MT_UNW_MAPS));
 		st->unw_maps_warned = 1;
 	}
-	qsort(p->m, p->n, sizeof(p->m[0]), range_cmp);
-	err = bpf_map_update_elem(bpf_map__fd(st->skel->maps.unw_procs), &pid,
-				  p, BPF_ANY);
+	if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.unw_procs), &pid,
+				p, BPF_ANY)) {
+		err = -errno;
+	}
+	/* the chunks named before, now that BPF names the new ones */
+	while (nold) {
+		chunk_ref(st, old[--nold], -1);
+	}
 	free(p);
-	return err ? -errno : 0;
+	return err;
 }
 
 int ebpf_unw_prepare(struct ebpf_state *st)
@@ -875,4 +949,7 @@ void ebpf_unw_free(struct ebpf_state *st)
 	free(st->unw_files);
 	st->unw_files = NULL;
 	mt_key_free(&st->unw_files_idx);
+	free(st->unw_chunk_refs);
+	st->unw_chunk_refs = NULL;
+	st->unw_chunk_refs_cap = 0;
 }

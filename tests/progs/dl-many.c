@@ -4,8 +4,9 @@
  * libreuse-alpha.so: each its own file, as a plugin host's plugins are),
  * each left loaded, and allocate 40 bytes, kept, through each one's
  * alpha_alloc; with `late`, once all are loaded, 40 bytes more through
- * each, in load order (a library's code used long after it was loaded).
- * Prints "loaded N". A profiler must record each library's
+ * each, in load order (a library's code used long after it was loaded);
+ * with `fork`, that late pass in a child it forks, then, once the child
+ * has ended, in itself. Prints "loaded N". A profiler must record each library's
  * code once and name every one of the N blocks by alpha_alloc, called
  * from main (issue 24: past a few thousand objects the interposer's
  * fixed tables made every dlopen resend or rescan them all).
@@ -13,6 +14,9 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 int main(int argc, char **argv)
 {
@@ -46,6 +50,27 @@ int main(int argc, char **argv)
 		p = alloc(40);
 		(void)p;
 		allocs[i] = alloc;
+	}
+	if (argc == 4 && !strcmp(argv[3], "fork")) {
+		pid_t child = fork();
+		int status;
+
+		if (child < 0) {
+			perror("dl-many: fork");
+			return 1;
+		}
+		if (child == 0) {
+			for (i = 0; i < n; i++) {
+				void *volatile p = allocs[i](40);
+
+				(void)p;
+			}
+			_exit(0);
+		}
+		if (waitpid(child, &status, 0) != child || status) {
+			fprintf(stderr, "dl-many: the child failed\n");
+			return 1;
+		}
 	}
 	for (i = 0; argc == 4 && i < n; i++) {
 		void *volatile p = allocs[i](40);
