@@ -5,7 +5,9 @@
  * what its readers accept, the same way everywhere:
  *   - JSON: valid UTF-8 as is; each byte that does not start a valid
  *     UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, nothing
- *     above U+10FFFF) becomes \ufffd; controls \u00XX;
+ *     above U+10FFFF) becomes \ufffd; controls \u00XX; inside markup
+ *     (the html format's data) '<', '>' and '&' too, so that neither an
+ *     HTML nor an XML parser sees markup in it;
  *   - XML (svg, html): the same U+FFFD for invalid bytes, as &#xfffd;,
  *     and for what XML 1.0 cannot hold (controls but tab, newline and
  *     return; U+FFFE and U+FFFF);
@@ -50,7 +52,7 @@ static size_t utf8_seq(const unsigned char *s, uint32_t *cp)
 	return n;
 }
 
-void mt_rep_json_str(FILE *out, const char *str)
+static void json_str(FILE *out, const char *str, bool in_markup)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	uint32_t cp;
@@ -60,7 +62,8 @@ void mt_rep_json_str(FILE *out, const char *str)
 	while (*s) {
 		if (*s == '"' || *s == '\\') {
 			fprintf(out, "\\%c", *s++);
-		} else if (*s < 0x20) {
+		} else if (*s < 0x20 ||
+			   (in_markup && (*s == '<' || *s == '>' || *s == '&'))) {
 			fprintf(out, "\\u%04x", *s++);
 		} else if (*s < 0x80) {
 			fputc(*s++, out);
@@ -73,6 +76,16 @@ void mt_rep_json_str(FILE *out, const char *str)
 		}
 	}
 	fputc('"', out);
+}
+
+void mt_rep_json_str(FILE *out, const char *str)
+{
+	json_str(out, str, false);
+}
+
+void mt_rep_json_str_markup(FILE *out, const char *str)
+{
+	json_str(out, str, true);
 }
 
 void mt_rep_xml_str(FILE *out, const char *str)

@@ -16,8 +16,17 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "array.h"
+#include "report-map.h"
 #include "report-model.h"
+
+/* Sites in the page's data: the biggest by any figure; the others of each
+ * process are summed into one, so that every total stays whole. */
+#define HTML_SITES 4000
+#define HTML_FIGURES 5 /* allocated, allocations, temporary, at peak, leaked */
 
 /* Figures are shown in human units; the exact value is in the title. */
 static void td_bytes(FILE *out, uint64_t v)
@@ -156,12 +165,292 @@ static int top_sites(FILE *out, struct mt_rep *r,
 	return err;
 }
 
+/* Frame names, each once in the data: sites index them. */
+struct names {
+	const char **s; /* owned copies */
+	size_t n, cap;
+	struct mt_idx_map idx;
+	uint64_t seed;
+};
+
+static int64_t name_id(struct names *t, const char *name)
+{
+	size_t len = strlen(name);
+	uint64_t key = mt_map_str_hash(t->seed, name, len);
+	const char **ns;
+	char *copy;
+	int64_t i;
+
+	for (; (i = mt_idx_get(&t->idx, key)) >= 0; key++) {
+		if (strcmp(t->s[i], name) == 0) {
+			return i;
+		}
+	}
+	if (t->n == t->cap) {
+		ns = mt_array_grow(t->s, &t->cap, t->n + 1, sizeof(*ns));
+		if (!ns) {
+			return -ENOMEM;
+		}
+		t->s = ns;
+	}
+	copy = strdup(name);
+	if (!copy || mt_idx_put(&t->idx, key, (uint32_t)t->n) < 0) {
+		free(copy);
+		return -ENOMEM;
+	}
+	t->s[t->n] = copy;
+	return (int64_t)t->n++;
+}
+
+static void names_free(struct names *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		free((char *)t->s[i]);
+	}
+	free(t->s);
+	free(t->idx.slots);
+}
+
+static void site_figures(const struct mt_rep_site *s, uint64_t *v)
+{
+	v[0] = s->bytes;
+	v[1] = s->count;
+	v[2] = s->temporary;
+	v[3] = s->at_peak;
+	v[4] = s->live;
+}
+
+struct ranked {
+	double score;
+	size_t idx;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->score != y->score) {
+		return x->score > y->score ? -1 : 1;
+	}
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Which sites the data holds whole: all when they are few, else the
+ * HTML_SITES with the largest share of any figure. NULL: out of memory. */
+static bool *kept_sites(const struct mt_rep *r)
+{
+	bool *kept = calloc(r->nsites + 1, sizeof(*kept));
+	double total[HTML_FIGURES] = { 0 };
+	struct ranked *rk;
+	uint64_t v[HTML_FIGURES];
+	size_t i, j;
+
+	if (!kept || r->nsites <= HTML_SITES) {
+		for (i = 0; kept && i < r->nsites; i++) {
+			kept[i] = true;
+		}
+		return kept;
+	}
+	rk = malloc(r->nsites * sizeof(*rk));
+	if (!rk) {
+		free(kept);
+		return NULL;
+	}
+	for (i = 0; i < r->nsites; i++) {
+		site_figures(&r->sites[i], v);
+		for (j = 0; j < HTML_FIGURES; j++) {
+			total[j] += (double)v[j];
+		}
+	}
+	for (i = 0; i < r->nsites; i++) {
+		rk[i] = (struct ranked){ 0, i };
+		site_figures(&r->sites[i], v);
+		for (j = 0; j < HTML_FIGURES; j++) {
+			double share = total[j] > 0 ? (double)v[j] / total[j] : 0;
+
+			if (share > rk[i].score) {
+				rk[i].score = share;
+			}
+		}
+	}
+	qsort(rk, r->nsites, sizeof(*rk), cmp_ranked);
+	for (i = 0; i < HTML_SITES; i++) {
+		kept[rk[i].idx] = true;
+	}
+	free(rk);
+	return kept;
+}
+
+/* The sites of one process left out of the data, summed. */
+struct others {
+	int32_t pid;
+	size_t n;
+	uint64_t v[HTML_FIGURES];
+	uint64_t cp[MT_REP_CP];
+};
+
+static void data_cp(FILE *out, const struct mt_rep *r, const uint64_t *cp)
+{
+	size_t k;
+	bool any = false;
+
+	for (k = 0; cp && k < r->cp_n; k++) {
+		any |= cp[k] != 0;
+	}
+	if (!any) {
+		fprintf(out, "0");
+		return;
+	}
+	for (k = 0; k < r->cp_n; k++) {
+		fprintf(out, "%c%" PRIu64, k ? ',' : '[', cp[k]);
+	}
+	fprintf(out, "]");
+}
+
+static void data_site(FILE *out, const struct mt_rep *r, bool first,
+		      const int64_t *frames, size_t nframes, size_t name_at,
+		      const uint64_t *v, const uint64_t *cp)
+{
+	size_t j;
+
+	fprintf(out, "%s\n[[", first ? "" : ",");
+	for (j = 0; j < nframes; j++) {
+		fprintf(out, "%s%" PRId64, j ? "," : "", frames[j]);
+	}
+	fprintf(out, "],%zu", name_at);
+	for (j = 0; j < HTML_FIGURES; j++) {
+		fprintf(out, ",%" PRIu64, v[j]);
+	}
+	fprintf(out, ",");
+	data_cp(out, r, cp);
+	fprintf(out, "]");
+}
+
+/*
+ * The data the page's script draws its views from, as JSON in
+ * <script type="application/json" id="mt-data">:
+ *   weight   "bytes" or "count": the figure shown first (--weight)
+ *   plot     [left, top, width, height] of the chart's plot, span: the
+ *            time it spans (ns), for the time selection
+ *   cpStep, cpN: checkpoint k ends (k + 1) * cpStep ns after the first
+ *            event (MT_REP_CP); 0 checkpoints when none were kept
+ *   names    frame names; sites index them
+ *   sites    [[frame, ...] root first, the process first; the index of
+ *            the frame that names the site; allocated bytes, allocations,
+ *            temporary, bytes at the peak, bytes leaked; the bytes live
+ *            at each checkpoint, or 0 when always none]
+ *   left_out sites summed into one "(N other sites)" of their process
+ */
+static int data(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
+		const struct mt_rep_chart *c)
+{
+	struct names names = { .seed = mt_map_seed() };
+	struct mt_rep_frames f = { 0 };
+	int64_t ids[MT_REP_MAX_FRAMES];
+	struct others *oth = NULL;
+	size_t noth = 0, left_out = 0, i, j, k;
+	bool *kept = kept_sites(r), first = true;
+	uint64_t v[HTML_FIGURES];
+	int err = 0, nf;
+
+	if (!kept) {
+		return -ENOMEM;
+	}
+	fprintf(out, "<script type=\"application/json\" id=\"mt-data\">\n{\"weight\":\"%s\",\"plot\":[%d,%d,%d,%d],\"span\":%.0f,\"cpStep\":%" PRIu64 ",\"cpN\":%zu,\n\"sites\":[",
+		o->weight == MT_REPORT_COUNT ? "count" : "bytes", c->left,
+		c->top, c->width, c->height, c->span,
+		(uint64_t)1 << r->cp_shift, r->want_cp ? r->cp_n : 0);
+	for (i = 0; i < r->nsites && !err; i++) {
+		const struct mt_rep_site *s = &r->sites[i];
+		const uint64_t *cp = r->want_cp ? s->cp : NULL;
+
+		site_figures(s, v);
+		if (!kept[i]) {
+			/* the processes' own sites are few: a scan will do */
+			for (j = 0; j < noth && oth[j].pid != s->pid; j++) {
+			}
+			if (j == noth) {
+				struct others *no = realloc(oth, (noth + 1) *
+								 sizeof(*no));
+
+				if (!no) {
+					err = -ENOMEM;
+					break;
+				}
+				oth = no;
+				memset(&oth[noth++], 0, sizeof(*oth));
+				oth[j].pid = s->pid;
+			}
+			oth[j].n++;
+			for (k = 0; k < HTML_FIGURES; k++) {
+				oth[j].v[k] = mt_rep_sat_add(oth[j].v[k], v[k]);
+			}
+			for (k = 0; cp && k < r->cp_n; k++) {
+				oth[j].cp[k] = mt_rep_sat_add(oth[j].cp[k],
+							      cp[k]);
+			}
+			left_out++;
+			continue;
+		}
+		nf = mt_rep_site_frames(r, s, &f);
+		if (nf < 0) {
+			err = nf;
+			break;
+		}
+		for (j = 0; j < f.n; j++) {
+			ids[j] = name_id(&names, f.name[j]);
+			if (ids[j] < 0) {
+				err = (int)ids[j];
+				break;
+			}
+		}
+		if (!err) {
+			data_site(out, r, first, ids, f.n,
+				  mt_rep_site_name(r, &f), v, cp);
+			first = false;
+		}
+	}
+	for (i = 0; i < noth && !err; i++) {
+		char pid[32], label[64];
+
+		snprintf(pid, sizeof(pid), "pid %d", (int)oth[i].pid);
+		snprintf(label, sizeof(label), "(%zu other sites)", oth[i].n);
+		ids[0] = name_id(&names, pid);
+		ids[1] = name_id(&names, label);
+		if (ids[0] < 0 || ids[1] < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		data_site(out, r, first, ids, 2, 1, oth[i].v,
+			  r->want_cp ? oth[i].cp : NULL);
+		first = false;
+	}
+	fprintf(out, "],\n\"names\":[");
+	for (i = 0; i < names.n; i++) {
+		fprintf(out, "%s", i ? ",\n" : "\n");
+		mt_rep_json_str_markup(out, names.s[i]);
+	}
+	fprintf(out, "],\n\"left_out\":%zu}\n</script>\n", left_out);
+	names_free(&names);
+	mt_rep_frames_free(&f);
+	free(oth);
+	free(kept);
+	return err;
+}
+
 static const char script[] =
 #include "report-html.js.h"
 	;
 
 int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 {
+	static const char *const figures[HTML_FIGURES] = {
+		"allocated", "allocations", "temporary", "at peak", "leaked"
+	};
+	struct mt_rep_chart c;
+	size_t i;
 	int err;
 
 	fprintf(out, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>memtrack report: ");
@@ -176,6 +465,14 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		"#info { height: 1.5em; font-family: monospace; }\n"
 		"#flame g.f { cursor: pointer; }\n"
 		"#flame g.anc rect { opacity: 0.5; }\n"
+		"#flame text { font-size: 11px; pointer-events: none; }\n"
+		"#flame g.f:hover rect { stroke: #000; }\n"
+		"#chart { cursor: crosshair; }\n"
+		"#tree th, #live th { cursor: pointer; }\n"
+		"#tree th.sorted { background: #eef; }\n"
+		"#tree td.fn { text-align: left; font-family: monospace; white-space: nowrap; max-width: 60em; overflow: hidden; text-overflow: ellipsis; cursor: pointer; }\n"
+		"#tree tr.hit td.fn { background: #fbf; }\n"
+		"#live td.site { cursor: default; }\n"
 		"</style>\n</head>\n<body>\n<h1>memtrack report: ");
 	mt_rep_xml_str(out, r->path);
 	fprintf(out, "</h1>\n");
@@ -193,12 +490,35 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	}
 	attach_note(out, r);
 	summary(out, r);
-	fprintf(out, "<div id=\"main\">\n<div id=\"charts\">\n"
-		"<div id=\"controls\"><input type=\"search\" id=\"search\" placeholder=\"search frames\" size=\"30\"/> "
+	fprintf(out, "<div id=\"main\">\n<div id=\"charts\">\n");
+	err = mt_rep_svg_chart(out, r, &c);
+	if (err < 0) {
+		return err;
+	}
+	fprintf(out, "<p id=\"range\">drag across the chart to see what was live at the end of a time range</p>\n"
+		"<div id=\"controls\"><select id=\"view\"><option value=\"flame\">flame graph</option>"
+		"<option value=\"top-down\">top-down tree</option><option value=\"bottom-up\">bottom-up tree</option></select> "
+		"<select id=\"metric\">");
+	for (i = 0; i < HTML_FIGURES; i++) {
+		fprintf(out, "<option value=\"%zu\"%s>%s</option>", i,
+			i == (o->weight == MT_REPORT_COUNT) ?
+				" selected=\"selected\"" : "",
+			figures[i]);
+	}
+	fprintf(out, "<option value=\"5\" disabled=\"disabled\">live at the selection's end</option></select> "
+		"<label><input type=\"checkbox\" id=\"invert\"/> inverted</label> "
+		"<input type=\"search\" id=\"search\" placeholder=\"search frames\" size=\"30\"/> "
 		"<button type=\"button\" id=\"reset\">reset zoom</button> "
 		"<span id=\"match\"></span></div>\n"
-		"<div id=\"info\">hover a frame for its figures, click it to zoom</div>\n");
-	err = mt_rep_svg(out, r, o, true);
+		"<div id=\"info\">hover a frame for its figures, click it to zoom</div>\n"
+		"<div id=\"flamebox\"><h3 id=\"flamehead\"></h3><svg xmlns=\"http://www.w3.org/2000/svg\" id=\"flamesvg\" width=\"1200\" height=\"40\" viewBox=\"0 0 1200 40\" font-family=\"sans-serif\" font-size=\"12\"><g id=\"flame\"></g></svg></div>\n"
+		"<div id=\"treebox\" hidden=\"hidden\"><table id=\"tree\"><thead><tr><th>function (click: open, close)</th>");
+	for (i = 0; i < HTML_FIGURES; i++) {
+		fprintf(out, "<th data-m=\"%zu\">%s</th>", i, figures[i]);
+	}
+	fprintf(out, "<th data-m=\"5\" hidden=\"hidden\">live at the selection's end</th></tr></thead><tbody></tbody></table></div>\n"
+		"<div id=\"livebox\" hidden=\"hidden\"><h2 id=\"livehead\"></h2><table id=\"live\"><thead><tr><th>#</th><th>site</th><th>live</th><th>allocated</th><th>leaked</th></tr></thead><tbody></tbody></table></div>\n");
+	err = data(out, r, o, &c);
 	if (err < 0) {
 		return err;
 	}

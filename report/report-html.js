@@ -1,30 +1,59 @@
 /*
- * memtrack report --format html: zoom, search and the self-test of the
- * flamegraph (see report-html.c; this file becomes a C string at build
- * time, report-html.js.h). No library, nothing fetched.
+ * memtrack report --format html: the views of the page (see report-html.c;
+ * this file becomes a C string at build time, report-html.js.h). No
+ * library, nothing fetched.
  *
- * Frames are the svg's <g class="f"> inside <g id="flame">: a <title>
- * "NAME (WEIGHT UNIT, PCT%)", a <rect>, a <text> when wide enough. They
- * come in depth-first order, parent before children (report-flame.c's
- * layout), the root "all" first and as wide as the graph, and the root at
- * the bottom: a frame's subtree is the run of frames after it that sit
- * higher than it. That gives the tree without any data beyond the drawing.
+ * Everything is drawn from the JSON in <script id="mt-data">: the sites,
+ * each with its frames (root first, the process first), the frame that
+ * names it, its five figures and its live bytes at each checkpoint. From
+ * them come two trees: top-down (callers first, as the stacks read) and
+ * bottom-up (the allocating function first). Each tree is shown as a
+ * flame graph (top-down upright; "inverted" is the bottom-up one) or as a
+ * table whose rows open and close and whose columns sort. A range dragged
+ * on the memory chart selects the checkpoint at its end: the sixth figure,
+ * "live at the selection's end", and a table of the sites live then.
+ *
+ * The flame graph's frames are <g class="f"> in <g id="flame">, each with
+ * a <title> "NAME (WEIGHT UNIT, PCT%)", a <rect> and a <text> when wide
+ * enough, in depth-first order, the root "all" first and at the bottom.
+ *
+ * '#selftest=NAME[&search=TERM]' zooms into frame NAME and searches;
+ * '#views=A,B' goes through every view and figure and drags the chart from
+ * A to B (fractions of its width). Both write what they saw into
+ * <pre id="selftest">, which a headless browser dumps for
+ * tests/test-report-html.sh.
  */
 (function () {
 	'use strict';
 	var NS = 'http://www.w3.org/2000/svg';
 	var CHAR_PX = 7; /* as report-svg.c: a label needs 3 characters */
 	var HIT = 'rgb(230,0,230)';
-	var flame = document.getElementById('flame');
-	var info = document.getElementById('info');
-	var search = document.getElementById('search');
-	var match = document.getElementById('match');
-	var frames = [];
-	var root = null;
+	var WIDTH = 1200, LEFT = 80, RIGHT = 20, ROW = 17, MIN_PX = 0.3;
+	var TREE_KIDS = 200; /* rows shown under one node; then "N more" */
+	var FIGURES = [
+		{ name: 'allocated', unit: 'bytes' },
+		{ name: 'allocations', unit: 'allocations' },
+		{ name: 'temporary', unit: 'allocations' },
+		{ name: 'at peak', unit: 'bytes' },
+		{ name: 'leaked', unit: 'bytes' },
+		{ name: 'live at the selection\'s end', unit: 'bytes' }
+	];
+	var LIVE = 5;
+	var $ = function (id) { return document.getElementById(id); };
+	var data = JSON.parse($('mt-data').textContent);
+	var flame = $('flame'), flamesvg = $('flamesvg');
+	var info = $('info'), search = $('search'), match = $('match');
+	var view = $('view'), metric = $('metric'), invert = $('invert');
 	var hint = info.textContent;
+	var frames = []; /* the flame graph drawn */
+	var root = null;
+	var trees = {};
+	var nodes = []; /* every tree's nodes, by id */
+	var cpK = -1;   /* the checkpoint selected, -1: none */
+	var sortBy = -1; /* the tree table's column; -1: the figure shown */
 
 	function human(v) {
-		var units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+		var units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
 		var u = 0;
 
 		while (v >= 1024 && u < units.length - 1) {
@@ -34,40 +63,118 @@
 		return u ? v.toFixed(1) + ' ' + units[u] : v + ' B';
 	}
 
-	function read(g, i) {
-		var title = g.querySelector('title').textContent;
-		var cut = title.lastIndexOf(' (');
-		var rect = g.querySelector('rect');
-		var figures = title.slice(cut + 2, -1);
+	function humanTime(ns) {
+		return ns < 1e9 ? (ns / 1e6).toFixed(3) + ' ms' :
+			(ns / 1e9).toFixed(3) + ' s';
+	}
 
-		return {
-			i: i, g: g, rect: rect, text: g.querySelector('text'),
-			name: title.slice(0, cut), figures: figures,
-			weight: parseFloat(figures),
-			bytes: figures.indexOf(' bytes,') >= 0,
-			x: parseFloat(rect.getAttribute('x')),
-			w: parseFloat(rect.getAttribute('width')),
-			y: parseFloat(rect.getAttribute('y')),
-			h: parseFloat(rect.getAttribute('height')),
-			fill: rect.getAttribute('fill'),
-			parent: null, end: 0
+	function show(m, v) {
+		return FIGURES[m].unit === 'bytes' ? human(v) : String(v);
+	}
+
+	/* a site's figure m */
+	function siteValue(s, m) {
+		if (m === LIVE) {
+			return cpK >= 0 && s[7] ? s[7][cpK] : 0;
+		}
+		return s[2 + m];
+	}
+
+	/* the tree of the sites' stacks: top-down from the process, or
+	 * bottom-up from the allocating function to the process */
+	function build(bottomUp) {
+		var top = { id: nodes.length, name: 'all', kids: [], by: {},
+			    v: [0, 0, 0, 0, 0, 0], parent: null, depth: 0,
+			    open: true };
+		var n;
+
+		nodes.push(top);
+		data.sites.forEach(function (s) {
+			var fr = s[0].slice();
+			var at = top, j, name, path = [top];
+
+			if (bottomUp) {
+				fr.reverse();
+			}
+			for (j = 0; j < fr.length; j++) {
+				name = data.names[fr[j]];
+				n = Object.prototype.hasOwnProperty.call(at.by, name) ?
+					at.by[name] : null;
+				if (!n) {
+					n = { id: nodes.length, name: name, kids: [],
+					      by: {}, v: [0, 0, 0, 0, 0, 0],
+					      parent: at, depth: at.depth + 1,
+					      open: false };
+					nodes.push(n);
+					at.by[name] = n;
+					at.kids.push(n);
+				}
+				at = n;
+				path.push(n);
+			}
+			s.paths = s.paths || {};
+			s.paths[bottomUp ? 'up' : 'down'] = path;
+			path.forEach(function (p) {
+				var m;
+
+				for (m = 0; m <= LIVE; m++) {
+					p.v[m] += siteValue(s, m);
+				}
+			});
+		});
+		/* open the one-child chain from the root (one process,
+		 * _start, ...) down to where it branches */
+		for (n = top; n.kids.length === 1; n = n.kids[0]) {
+			n.kids[0].open = true;
+		}
+		return top;
+	}
+
+	function tree(bottomUp) {
+		var key = bottomUp ? 'up' : 'down';
+
+		if (!trees[key]) {
+			trees[key] = build(bottomUp);
+		}
+		return trees[key];
+	}
+
+	/* the live figure of every node at checkpoint cpK */
+	function relive() {
+		nodes.forEach(function (n) {
+			n.v[LIVE] = 0;
+		});
+		Object.keys(trees).forEach(function (key) {
+			data.sites.forEach(function (s) {
+				var v = siteValue(s, LIVE);
+
+				s.paths[key].forEach(function (p) {
+					p.v[LIVE] += v;
+				});
+			});
+		});
+	}
+
+	function byValue(m) {
+		return function (a, b) {
+			return b.v[m] - a.v[m] || (a.name < b.name ? -1 :
+						   a.name > b.name ? 1 : 0);
 		};
 	}
 
-	/* parent and subtree end of every frame, from order and height */
-	function link() {
-		var path = [];
+	function figure() {
+		return parseInt(metric.value, 10);
+	}
 
-		frames.forEach(function (f, i) {
-			while (path.length && path[path.length - 1].y <= f.y) {
-				path.pop().end = i;
-			}
-			f.parent = path.length ? path[path.length - 1] : null;
-			path.push(f);
-		});
-		path.forEach(function (f) {
-			f.end = frames.length;
-		});
+	/* ---- the flame graph ------------------------------------------ */
+
+	function hashName(s) {
+		var h = 2166136261, i;
+
+		for (i = 0; i < s.length; i++) {
+			h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
+		}
+		return h;
 	}
 
 	function label(f, x, w) {
@@ -85,12 +192,105 @@
 		}
 		if (!f.text) {
 			f.text = document.createElementNS(NS, 'text');
-			f.text.setAttribute('y', (f.y + f.h - 4).toFixed(1));
+			f.text.setAttribute('y', (f.y + f.h - 5).toFixed(1));
 			f.g.appendChild(f.text);
 		}
 		f.text.style.display = '';
 		f.text.setAttribute('x', (x + 3).toFixed(2));
 		f.text.textContent = s;
+	}
+
+	/* frames in depth-first order, parent first, sorted by name as
+	 * flame graphs are; those narrower than MIN_PX are left out */
+	function draw() {
+		var m = figure();
+		var t = tree(invert.checked);
+		var cw = WIDTH - LEFT - RIGHT;
+		var total = t.v[m];
+		var list = [], depth = 0, top = 30;
+		var byName = function (a, b) {
+			return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+		};
+
+		function walk(n, d, x) {
+			var w = total ? n.v[m] / total * cw : 0;
+
+			if (w < MIN_PX || !n.v[m]) {
+				return;
+			}
+			list.push({ n: n, d: d, x: x, w: Math.min(w, cw) });
+			depth = Math.max(depth, d + 1);
+			n.kids.slice().sort(byName).forEach(function (k) {
+				walk(k, d + 1, x);
+				x += total ? k.v[m] / total * cw : 0;
+			});
+		}
+		while (flame.firstChild) {
+			flame.removeChild(flame.firstChild);
+		}
+		frames = [];
+		walk(t, 0, LEFT);
+		flamesvg.setAttribute('height', top + depth * ROW + 20);
+		flamesvg.setAttribute('viewBox', '0 0 ' + WIDTH + ' ' +
+				      (top + depth * ROW + 20));
+		$('flamehead').textContent = (invert.checked ?
+			'Inverted flame graph (allocating functions at the root) of ' :
+			'Flame graph of ') + FIGURES[m].name +
+			(m === LIVE ? ' (' + $('range').textContent + ')' : '') +
+			'; hover for figures, click to zoom';
+		list.forEach(function (e, i) {
+			var g = document.createElementNS(NS, 'g');
+			var title = document.createElementNS(NS, 'title');
+			var rect = document.createElementNS(NS, 'rect');
+			var h = hashName(e.n.name);
+			var y = top + (depth - 1 - e.d) * ROW;
+			var fill = 'rgb(' + (205 + h % 50) + ',' +
+				(80 + (h >>> 8) % 130) + ',' +
+				(40 + (h >>> 16) % 40) + ')';
+			var figures = e.n.v[m] + ' ' + FIGURES[m].unit + ', ' +
+				(100 * e.n.v[m] / total).toFixed(2) + '%';
+
+			g.setAttribute('class', 'f');
+			g.dataset.i = i;
+			title.textContent = e.n.name + ' (' + figures + ')';
+			rect.setAttribute('x', e.x.toFixed(2));
+			rect.setAttribute('y', y.toFixed(1));
+			rect.setAttribute('width', e.w.toFixed(2));
+			rect.setAttribute('height', ROW - 1);
+			rect.setAttribute('rx', 2);
+			rect.setAttribute('fill', fill);
+			g.appendChild(title);
+			g.appendChild(rect);
+			flame.appendChild(g);
+			frames.push({
+				i: i, g: g, rect: rect, text: null, node: e.n,
+				name: e.n.name, figures: figures,
+				weight: e.n.v[m], bytes: FIGURES[m].unit === 'bytes',
+				x: e.x, w: e.w, y: y, h: ROW - 1, fill: fill,
+				parent: null, end: 0, depth: e.d
+			});
+		});
+		link();
+		frames.forEach(function (f) {
+			label(f, f.x, f.w);
+		});
+		root = frames.length ? frames[0] : null;
+	}
+
+	/* parent and subtree end of every frame, from order and depth */
+	function link() {
+		var path = [];
+
+		frames.forEach(function (f, i) {
+			while (path.length && path[path.length - 1].depth >= f.depth) {
+				path.pop().end = i;
+			}
+			f.parent = path.length ? path[path.length - 1] : null;
+			path.push(f);
+		});
+		path.forEach(function (f) {
+			f.end = frames.length;
+		});
 	}
 
 	function place(f, x, w, ancestor) {
@@ -104,10 +304,12 @@
 	/* z's subtree across the whole width, its ancestors full and faded,
 	 * everything else hidden; zoom(root) is the reset */
 	function zoom(z) {
-		var scale = root.w / z.w;
-		var a;
-		var i;
+		var scale, a, i;
 
+		if (!root) {
+			return;
+		}
+		scale = root.w / z.w;
 		frames.forEach(function (f) {
 			f.g.style.display = 'none';
 		});
@@ -122,26 +324,31 @@
 			'zoomed into ' + z.name + ': click a faded frame or reset to zoom out';
 	}
 
-	function figures(f) {
+	function figuresOf(f) {
 		return f.bytes ? human(f.weight) + ' (' + f.figures + ')' :
 			f.figures;
 	}
 
+	function hits(name, t) {
+		return t !== '' && name.toLowerCase().indexOf(t) >= 0;
+	}
+
+	function matchText(n, weight, total, m) {
+		return (n === 1 ? '1 frame matches: ' : n + ' frames match: ') +
+			(FIGURES[m].unit === 'bytes' ? human(weight) :
+			 weight + ' ' + FIGURES[m].unit) + ', ' +
+			(total ? 100 * weight / total : 0).toFixed(2) + '% of all';
+	}
+
 	/* highlight the frames whose name holds term (any case); the share
 	 * counts a match inside another match once */
-	function find(term) {
-		var t = term.toLowerCase();
-		var n = 0;
-		var weight = 0;
-		var i = 0;
-		var f;
+	function findFlame(t) {
+		var n = 0, weight = 0, i = 0, f;
 
 		frames.forEach(function (f) {
-			var hit = t !== '' && f.name.toLowerCase().indexOf(t) >= 0;
-
-			f.rect.setAttribute('fill', hit ? HIT : f.fill);
-			f.hit = hit;
-			n += hit ? 1 : 0;
+			f.hit = hits(f.name, t);
+			f.rect.setAttribute('fill', f.hit ? HIT : f.fill);
+			n += f.hit ? 1 : 0;
 		});
 		while (i < frames.length) {
 			f = frames[i];
@@ -152,13 +359,234 @@
 				i++;
 			}
 		}
-		if (t === '') {
-			match.textContent = '';
+		match.textContent = t === '' ? '' :
+			matchText(n, weight, root ? root.weight : 0, figure());
+	}
+
+	/* ---- the tree tables ------------------------------------------ */
+
+	function column() {
+		return sortBy >= 0 ? sortBy : figure();
+	}
+
+	/* the rows shown: open nodes' children, each sorted by the column */
+	function rows() {
+		var out = [], m = column();
+
+		function walk(n) {
+			var kids, i;
+
+			out.push({ n: n });
+			if (!n.open) {
+				return;
+			}
+			kids = n.kids.slice().sort(byValue(m));
+			for (i = 0; i < kids.length && i < TREE_KIDS; i++) {
+				walk(kids[i]);
+			}
+			if (kids.length > TREE_KIDS) {
+				out.push({ more: kids.length - TREE_KIDS,
+					   depth: n.depth + 1 });
+			}
+		}
+		walk(tree(view.value === 'bottom-up'));
+		return out;
+	}
+
+	function drawTree() {
+		var body = $('tree').querySelector('tbody');
+		var t = search.value.toLowerCase();
+		var m = column();
+		var html = [];
+
+		Array.prototype.forEach.call($('tree').querySelectorAll('th'),
+					     function (th) {
+			var c = th.dataset.m === undefined ? -2 :
+				parseInt(th.dataset.m, 10);
+
+			th.classList.toggle('sorted', c === m);
+			if (c === LIVE) {
+				th.hidden = cpK < 0;
+			}
+		});
+		rows().forEach(function (r) {
+			var n = r.n, c, cells = '';
+
+			if (!n) {
+				html.push('<tr><td class="fn" style="padding-left:' +
+					  r.depth + 'em">... ' + r.more +
+					  ' more</td></tr>');
+				return;
+			}
+			for (c = 0; c <= LIVE; c++) {
+				if (c === LIVE && cpK < 0) {
+					break;
+				}
+				cells += '<td title="' + n.v[c] + ' ' +
+					FIGURES[c].unit + '">' + show(c, n.v[c]) +
+					'</td>';
+			}
+			html.push('<tr data-id="' + n.id + '"' +
+				  (hits(n.name, t) ? ' class="hit"' : '') +
+				  '><td class="fn" style="padding-left:' +
+				  (n.depth + 0.3) + 'em" title="' + esc(n.name) +
+				  '">' + (n.kids.length ? (n.open ? '\u25be ' :
+							   '\u25b8 ') : '\u2003') +
+				  esc(n.name) + '</td>' + cells + '</tr>');
+		});
+		body.innerHTML = html.join('');
+	}
+
+	function esc(s) {
+		return s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
+			.replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+	}
+
+	/* open the paths to the nodes that match; the share counts a match
+	 * under another match once */
+	function findTree(t) {
+		var top = tree(view.value === 'bottom-up'), m = column();
+		var n = 0, weight = 0;
+
+		function walk(x, inHit) {
+			var hit = x !== top && hits(x.name, t);
+			var below = false;
+
+			if (hit) {
+				n++;
+				if (!inHit) {
+					weight += x.v[m];
+				}
+			}
+			x.kids.forEach(function (k) {
+				below = walk(k, inHit || hit) || below;
+			});
+			if (below) {
+				x.open = true;
+			}
+			return hit || below;
+		}
+		if (t !== '') {
+			walk(top, false);
+		}
+		match.textContent = t === '' ? '' :
+			matchText(n, weight, top.v[m], m);
+	}
+
+	/* ---- the time selection --------------------------------------- */
+
+	var chart = $('chart'), sel = null, drag = null;
+
+	function chartX(e) {
+		var box = chart.getBoundingClientRect();
+		var x = (e.clientX - box.left) * WIDTH / box.width;
+
+		return Math.max(data.plot[0], Math.min(data.plot[0] + data.plot[2], x));
+	}
+
+	function timeAt(x) {
+		return (x - data.plot[0]) / data.plot[2] * data.span;
+	}
+
+	function liveTable() {
+		var body = $('live').querySelector('tbody');
+		var list = data.sites.filter(function (s) {
+			return siteValue(s, LIVE) > 0;
+		}).sort(function (a, b) {
+			return siteValue(b, LIVE) - siteValue(a, LIVE);
+		}).slice(0, 20);
+
+		$('livehead').textContent = 'Sites live at ' +
+			humanTime((cpK + 1) * data.cpStep) + ': ' +
+			human(tree(false).v[LIVE]);
+		body.innerHTML = list.map(function (s, i) {
+			var fr = s[0].map(function (f) {
+				return data.names[f];
+			});
+
+			return '<tr><td>' + (i + 1) + '</td><td class="site" title="' +
+				esc(fr.join(';')) + '">' + esc(fr[s[1]]) +
+				'</td><td>' + human(siteValue(s, LIVE)) + '</td><td>' +
+				human(s[2]) + '</td><td>' + human(s[6]) + '</td></tr>';
+		}).join('') || '<tr><td colspan="5">(nothing live)</td></tr>';
+		$('livebox').hidden = false;
+	}
+
+	/* the range t0..t1 (ns): what was live at its end, at the end of the
+	 * checkpoint that holds it */
+	function select(t0, t1) {
+		var opt = metric.querySelector('option[value="' + LIVE + '"]');
+
+		if (!data.cpN) {
+			$('range').textContent = 'no checkpoints in this recording';
+			return;
+		}
+		cpK = Math.max(0, Math.min(data.cpN - 1,
+					   Math.floor(t1 / data.cpStep)));
+		$('range').textContent = 'selected ' + humanTime(t0) + ' to ' +
+			humanTime(t1) + ': live at ' +
+			humanTime((cpK + 1) * data.cpStep) +
+			' (checkpoints every ' + humanTime(data.cpStep) + ')';
+		relive();
+		opt.disabled = false;
+		metric.value = String(LIVE);
+		liveTable();
+		refresh();
+	}
+
+	function selRect(x0, x1) {
+		if (!sel) {
+			sel = document.createElementNS(NS, 'rect');
+			sel.setAttribute('id', 'sel');
+			sel.setAttribute('fill', 'rgba(70,130,230,0.25)');
+			sel.setAttribute('stroke', '#4682e6');
+			sel.setAttribute('y', data.plot[1]);
+			sel.setAttribute('height', data.plot[3]);
+			chart.appendChild(sel);
+		}
+		sel.setAttribute('x', Math.min(x0, x1).toFixed(1));
+		sel.setAttribute('width', Math.abs(x1 - x0).toFixed(1));
+	}
+
+	if (chart) {
+		chart.addEventListener('mousedown', function (e) {
+			drag = chartX(e);
+			selRect(drag, drag);
+			e.preventDefault();
+		});
+		chart.addEventListener('mousemove', function (e) {
+			if (drag !== null) {
+				selRect(drag, chartX(e));
+			}
+		});
+		chart.addEventListener('mouseup', function (e) {
+			var x;
+
+			if (drag === null) {
+				return;
+			}
+			x = chartX(e);
+			selRect(drag, x);
+			select(timeAt(Math.min(drag, x)), timeAt(Math.max(drag, x)));
+			drag = null;
+		});
+	}
+
+	/* ---- the page ------------------------------------------------- */
+
+	function refresh() {
+		var isFlame = view.value === 'flame';
+
+		$('flamebox').hidden = !isFlame;
+		$('treebox').hidden = isFlame;
+		invert.parentNode.style.visibility = isFlame ? '' : 'hidden';
+		$('reset').style.visibility = isFlame ? '' : 'hidden';
+		if (isFlame) {
+			draw();
+			findFlame(search.value.toLowerCase());
 		} else {
-			match.textContent = (n === 1 ? '1 frame matches: ' :
-					     n + ' frames match: ') +
-				(root.bytes ? human(weight) : weight + ' allocations') +
-				', ' + (100 * weight / root.weight).toFixed(2) + '% of all';
+			findTree(search.value.toLowerCase());
+			drawTree();
 		}
 	}
 
@@ -168,22 +596,83 @@
 		return g ? frames[g.dataset.i] : null;
 	}
 
-	function selftest(target, term) {
-		var out = document.getElementById('selftest');
-		var lines = ['frames: ' + frames.length];
-		var z = null;
-		var w0;
+	flame.addEventListener('click', function (e) {
+		var f = frameOf(e);
 
-		function shown() {
-			return frames.filter(function (f) {
-				return f.g.style.display !== 'none';
-			});
+		if (f) {
+			zoom(f);
 		}
-		function names(list) {
-			return list.map(function (f) {
-				return f.name;
-			}).join(' | ');
+	});
+	flame.addEventListener('mouseover', function (e) {
+		var f = frameOf(e);
+
+		if (f) {
+			info.textContent = f.name + ': ' + figuresOf(f);
 		}
+	});
+	/* the flame graph keeps its zoom while searching */
+	search.addEventListener('input', function () {
+		if (view.value === 'flame') {
+			findFlame(search.value.toLowerCase());
+		} else {
+			refresh();
+		}
+	});
+	$('reset').addEventListener('click', function () {
+		zoom(root);
+	});
+	[view, metric, invert].forEach(function (el) {
+		el.addEventListener('change', function () {
+			sortBy = -1;
+			refresh();
+		});
+	});
+	$('tree').addEventListener('click', function (e) {
+		var th = e.target.closest('th'), tr = e.target.closest('tr');
+
+		if (th && th.dataset.m !== undefined) {
+			sortBy = parseInt(th.dataset.m, 10);
+			drawTree();
+		} else if (tr && tr.dataset.id !== undefined) {
+			nodes[tr.dataset.id].open = !nodes[tr.dataset.id].open;
+			drawTree();
+		}
+	});
+	document.addEventListener('keydown', function (e) {
+		if (e.key === 'Escape') {
+			search.value = '';
+			refresh();
+			zoom(root);
+		}
+	});
+	$('sites').addEventListener('click', function (e) {
+		var td = e.target.closest('td.site');
+
+		if (td) {
+			search.value = td.textContent;
+			search.dispatchEvent(new Event('input'));
+		}
+	});
+	refresh();
+
+	/* ---- self-tests ----------------------------------------------- */
+
+	function shown() {
+		return frames.filter(function (f) {
+			return f.g.style.display !== 'none';
+		});
+	}
+
+	function names(list) {
+		return list.map(function (f) {
+			return f.name;
+		}).join(' | ');
+	}
+
+	function selftest(target, term) {
+		var lines = ['frames: ' + frames.length];
+		var z = null, w0;
+
 		frames.forEach(function (f) {
 			lines.push('frame: ' + f.name);
 			/* a function, with or without its (file:line) */
@@ -209,7 +698,7 @@
 			lines.push('search: highlighted ' + frames.filter(function (f) {
 				return f.rect.getAttribute('fill') === HIT;
 			}).length + ': ' + match.textContent);
-			document.getElementById('reset').click();
+			$('reset').click();
 			lines.push('reset: ' + target + ' width ' +
 				   z.rect.getAttribute('width') + ' (was ' + w0 +
 				   '), shown ' + shown().length + ' of ' +
@@ -221,59 +710,128 @@
 			lines.push('search ' + term + ': ' + match.textContent);
 		}
 		lines.push('ok');
-		out.textContent += lines.join('\n') + '\n';
+		$('selftest').textContent += lines.join('\n') + '\n';
 	}
 
-	if (flame) {
-		Array.prototype.forEach.call(flame.querySelectorAll('g.f'),
-					     function (g, i) {
-			g.dataset.i = i;
-			frames.push(read(g, i));
-		});
-		root = frames[0];
-		link();
-		flame.addEventListener('click', function (e) {
-			var f = frameOf(e);
-
-			if (f) {
-				zoom(f);
-			}
-		});
-		flame.addEventListener('mouseover', function (e) {
-			var f = frameOf(e);
-
-			if (f) {
-				info.textContent = f.name + ': ' + figures(f);
-			}
-		});
-		search.addEventListener('input', function () {
-			find(search.value);
-		});
-		document.getElementById('reset').addEventListener('click',
-								function () {
-			zoom(root);
-		});
-		document.addEventListener('keydown', function (e) {
-			if (e.key === 'Escape') {
-				search.value = '';
-				find('');
-				zoom(root);
-			}
-		});
-		document.getElementById('sites').addEventListener('click',
-								  function (e) {
-			var td = e.target.closest('td.site');
-
-			if (td) {
-				search.value = td.textContent;
-				find(search.value);
-			}
-		});
+	function choose(el, value) {
+		if (el.type === 'checkbox') {
+			el.checked = value;
+		} else {
+			el.value = value;
+		}
+		el.dispatchEvent(new Event('change'));
 	}
-	/* '#selftest=NAME' zooms into NAME and searches it; '&search=TERM'
-	 * then searches TERM too */
+
+	/* the frames drawn just above the root, widest first */
+	function flameTop() {
+		var list = frames.filter(function (f) {
+			return f.parent === root;
+		}).sort(function (a, b) {
+			return b.weight - a.weight;
+		});
+
+		return list.map(function (f) {
+			return f.name + '=' + f.weight;
+		}).join(' | ');
+	}
+
+	function treeRows() {
+		return Array.prototype.map.call($('tree').querySelectorAll('tbody tr'),
+						function (tr) {
+			var td = tr.querySelectorAll('td');
+			var n = tr.dataset.id !== undefined ? nodes[tr.dataset.id] : null;
+
+			return (n ? n.depth + ':' + n.name : td[0].textContent) +
+				(n ? '=' + n.v[column()] : '');
+		}).join(' | ');
+	}
+
+	function mouse(type, frac) {
+		var box = chart.getBoundingClientRect();
+		var x = (data.plot[0] + frac * data.plot[2]) * box.width / WIDTH;
+
+		chart.dispatchEvent(new MouseEvent(type, {
+			bubbles: true, clientX: box.left + x,
+			clientY: box.top + (data.plot[1] + 10) * box.height /
+				parseFloat(chart.getAttribute('height'))
+		}));
+	}
+
+	function selftestViews(a, b) {
+		var lines = [];
+		var m, inv, th;
+
+		for (inv = 0; inv < 2; inv++) {
+			for (m = 0; m < LIVE; m++) {
+				choose(view, 'flame');
+				choose(invert, inv === 1);
+				choose(metric, String(m));
+				lines.push('flame ' + FIGURES[m].name +
+					   (inv ? ' inverted' : '') + ': ' +
+					   (root ? root.weight : 0) + ' ' +
+					   FIGURES[m].unit + ', ' + frames.length +
+					   ' frames; ' + flameTop());
+			}
+		}
+		choose(invert, false);
+		['top-down', 'bottom-up'].forEach(function (v) {
+			choose(view, v);
+			choose(metric, '0');
+			lines.push(v + ' by allocated: ' + treeRows());
+			for (m = 1; m < LIVE; m++) {
+				th = $('tree').querySelector('th[data-m="' + m + '"]');
+				th.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+				lines.push(v + ' sorted by ' + FIGURES[m].name + ': ' +
+					   treeRows());
+			}
+			/* open the first closed row that has children */
+			th = Array.prototype.filter.call(
+				$('tree').querySelectorAll('tbody tr[data-id]'),
+				function (tr) {
+					var n = nodes[tr.dataset.id];
+
+					return !n.open && n.kids.length;
+				})[0];
+			if (th) {
+				th.querySelector('td').dispatchEvent(
+					new MouseEvent('click', { bubbles: true }));
+				lines.push(v + ' opened: ' + treeRows());
+			}
+		});
+		search.value = 'phase_';
+		search.dispatchEvent(new Event('input'));
+		lines.push('bottom-up search phase_: ' + match.textContent +
+			   '; marked ' + $('tree').querySelectorAll('tr.hit').length);
+		search.value = '';
+		search.dispatchEvent(new Event('input'));
+		choose(view, 'flame');
+		choose(metric, '0');
+		mouse('mousedown', a);
+		mouse('mousemove', (a + b) / 2);
+		mouse('mouseup', b);
+		lines.push('range: ' + $('range').textContent);
+		lines.push('range: figure ' + metric.value + ', checkpoint ' + cpK);
+		lines.push('live flame: ' + (root ? root.weight : 0) + ' bytes; ' +
+			   flameTop());
+		lines.push('live table: ' + Array.prototype.map.call(
+			$('live').querySelectorAll('tbody tr'), function (tr) {
+				var td = tr.querySelectorAll('td');
+
+				return td.length > 2 ? td[1].textContent + '=' +
+					td[2].textContent : td[0].textContent;
+			}).join(' | '));
+		lines.push('live head: ' + $('livehead').textContent);
+		choose(view, 'top-down');
+		lines.push('top-down live: ' + treeRows());
+		lines.push('ok');
+		$('selftest').textContent += lines.join('\n') + '\n';
+	}
+
 	if (location.hash.indexOf('#selftest=') === 0) {
 		selftest.apply(null, location.hash.slice(10).split('&search=')
 			       .map(decodeURIComponent));
+	} else if (location.hash.indexOf('#views=') === 0) {
+		selftestViews.apply(null, location.hash.slice(7).split(',')
+				    .map(parseFloat));
 	}
 }());

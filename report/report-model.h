@@ -27,6 +27,9 @@
 #define MT_REP_MAX_FRAMES 129 /* the process, then up to 127 + 1 frames */
 /* mt_rep_site.id of a site that is a call stack (the id is the stack's) */
 #define MT_REP_STACK_SITE (1u << 31)
+/* Checkpoints of the html report's time selection: every site's live
+ * bytes at the end of each of at most this many equal spans of the run */
+#define MT_REP_CP 64
 
 /* A level (bytes live, mapped) while the analysis runs: exact, since a
  * sum of sizes up to 2^64 - 1 each may pass 2^64 and then fall back under
@@ -95,6 +98,11 @@ struct mt_rep_site {
 	 * report.c). */
 	uint64_t snap_blocks, gen;
 	mt_rep_level lv_live, lv_snap; /* live and snap, exact */
+	/* with mt_rep.want_cp: live bytes (saturated) at the end of
+	 * checkpoint k, for k < cp_last; from cp_last on they are live's
+	 * (mt_rep_finish() fills them up to mt_rep.cp_n) */
+	uint64_t *cp;
+	uint32_t cp_last;
 };
 
 struct mt_sym;
@@ -147,6 +155,13 @@ struct mt_rep {
 
 	struct mt_rep_wrappers *wrappers; /* mt_rep_site_name() */
 	bool wrappers_done;
+
+	/* checkpoints (MT_REP_CP) of every site, for the html format:
+	 * checkpoint k ends at (k + 1) << cp_shift ns after the first
+	 * event; cp_n are in use. cp_failed: out of memory, none kept. */
+	bool want_cp, cp_failed;
+	unsigned int cp_shift;
+	size_t cp_n;
 };
 
 /* Merge the sites whose stacks symbolize alike (report-sites.c); once,
@@ -237,6 +252,13 @@ int mt_rep_collapsed(FILE *out, struct mt_rep *r,
 		     const struct mt_report_opts *o);
 int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 	       bool inline_in_html);
+/* The svg format's memory chart alone, as <svg id="chart">, for the html
+ * format; c gets where its plot is and the time it spans. */
+struct mt_rep_chart {
+	double span; /* ns */
+	int left, top, width, height; /* of the plot, in the svg's units */
+};
+int mt_rep_svg_chart(FILE *out, struct mt_rep *r, struct mt_rep_chart *c);
 int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
 /* gzipped pprof profile.proto (report-pprof.c) */
 int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
@@ -246,6 +268,8 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 /* JSON and XML string escaping (report-escape.c): any bytes in, valid
  * UTF-8 out, U+FFFD for what is not. */
 void mt_rep_json_str(FILE *out, const char *s);
+/* The same, with '<', '>' and '&' as \u00XX: JSON inside an html page. */
+void mt_rep_json_str_markup(FILE *out, const char *s);
 void mt_rep_xml_str(FILE *out, const char *s);
 /* A frame name for a ';'-joined stack: ';', '\' and controls as \xHH.
  * Writes at most len bytes, NUL included; returns the length. */

@@ -62,6 +62,16 @@ int mt_rep_merge_sites(struct mt_rep *r)
 		r->sites[at].at_peak = mt_rep_sat_add(r->sites[at].at_peak,
 						      s.at_peak);
 		r->sites[at].at_peak_blocks += s.at_peak_blocks;
+		/* both are complete up to cp_n (mt_rep_finish()) */
+		if (s.cp && r->sites[at].cp) {
+			size_t k;
+
+			for (k = 0; k < r->cp_n; k++) {
+				r->sites[at].cp[k] = mt_rep_sat_add(
+					r->sites[at].cp[k], s.cp[k]);
+			}
+		}
+		free(s.cp);
 	}
 	r->nsites = n;
 	/* mt_rep_finish() may run again: have it find the merged figures */

@@ -91,7 +91,8 @@ static void polyline(FILE *out, const struct mt_rep_series *s, bool mapped,
 	fprintf(out, "\"/>\n");
 }
 
-static void chart(FILE *out, struct mt_rep *r)
+/* Returns the time the chart spans, in ns. */
+static double chart(FILE *out, struct mt_rep *r)
 {
 	size_t idx[MAX_LINES], n, i, j, maxn = 0;
 	uint64_t step = mt_rep_align_series(r), top = 0;
@@ -164,6 +165,23 @@ static void chart(FILE *out, struct mt_rep *r)
 		fprintf(out, "<text x=\"%d\" y=\"%d\">(%zu smaller processes not drawn)</text>\n",
 			LEFT, CHART_TOP + CHART_H + 50, r->nprocs - n);
 	}
+	return span;
+}
+
+int mt_rep_svg_chart(FILE *out, struct mt_rep *r, struct mt_rep_chart *c)
+{
+	int height = CHART_TOP + CHART_H + 60;
+
+	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
+		WIDTH, height, WIDTH, height);
+	fprintf(out, "<style>.h { font-size: 15px; font-weight: bold; }</style>\n");
+	c->span = chart(out, r);
+	c->left = LEFT;
+	c->top = CHART_TOP;
+	c->width = WIDTH - LEFT - RIGHT;
+	c->height = CHART_H;
+	fprintf(out, "</svg>\n");
+	return ferror(out) ? -EIO : 0;
 }
 
 struct flame_ctx {

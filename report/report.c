@@ -643,8 +643,74 @@ static inline void note_site_change(struct mt_rep *r, struct mt_rep_site *s)
 	}
 }
 
+/* Halve the checkpoints' resolution: checkpoint k then ends where 2k + 1
+ * did. A site's figures from cp_last on are still its live bytes. */
+static void cp_halve(struct mt_rep *r)
+{
+	size_t i, k;
+
+	for (i = 0; i < r->nsites; i++) {
+		struct mt_rep_site *s = &r->sites[i];
+
+		if (!s->cp) {
+			continue;
+		}
+		for (k = 0; 2 * k + 1 < s->cp_last; k++) {
+			s->cp[k] = s->cp[2 * k + 1];
+		}
+		s->cp_last >>= 1;
+	}
+	r->cp_shift++;
+}
+
+static void cp_drop(struct mt_rep *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nsites; i++) {
+		free(r->sites[i].cp);
+		r->sites[i].cp = NULL;
+	}
+	r->cp_failed = true;
+	r->want_cp = false;
+}
+
+/*
+ * Before a change of s's live bytes at ts: the checkpoints that ended
+ * since s last changed held what it holds now. O(1) amortized per change
+ * (each checkpoint is written once per resolution).
+ */
+static void cp_note(struct mt_rep *r, struct mt_rep_site *s, uint64_t ts)
+{
+	uint64_t k = ts >> r->cp_shift, v;
+
+	while (k >= MT_REP_CP) {
+		cp_halve(r);
+		k = ts >> r->cp_shift;
+	}
+	if (k >= r->cp_n) {
+		r->cp_n = (size_t)k + 1;
+	}
+	if (!s->cp) {
+		s->cp = calloc(MT_REP_CP, sizeof(*s->cp));
+		if (!s->cp) {
+			cp_drop(r);
+			return;
+		}
+		/* nothing was live before the site's first allocation */
+		s->cp_last = (uint32_t)k;
+		return;
+	}
+	if (k > s->cp_last) {
+		v = mt_rep_sat(s->lv_live);
+		for (; s->cp_last < k; s->cp_last++) {
+			s->cp[s->cp_last] = v;
+		}
+	}
+}
+
 static void on_free(struct mt_rep_state *st, struct mt_rep_proc *p,
-		    uint64_t addr)
+		    uint64_t addr, uint64_t ts)
 {
 	struct mt_rep *r = &st->rep;
 	struct mt_live_slot *slot;
@@ -665,6 +731,9 @@ static void on_free(struct mt_rep_state *st, struct mt_rep_proc *p,
 	}
 	s = &r->sites[slot->site];
 	note_site_change(r, s);
+	if (r->want_cp) {
+		cp_note(r, s, ts);
+	}
 	s->lv_live -= slot->size;
 	s->live_blocks--;
 	p->frees++;
@@ -754,6 +823,9 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 		struct mt_rep_site *o = &r->sites[slot->site];
 
 		note_site_change(r, o);
+		if (r->want_cp) {
+			cp_note(r, o, ts);
+		}
 		o->lv_live -= slot->size;
 		o->live_blocks--;
 		p->lv_live -= slot->size;
@@ -766,6 +838,9 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 				       (uint32_t)(t - st->threads),
 				       (uint32_t)si };
 	note_site_change(r, s);
+	if (r->want_cp) {
+		cp_note(r, s, ts);
+	}
 	s->lv_live += ev->size;
 	s->live_blocks++;
 	p->lv_live += ev->size;
@@ -872,11 +947,11 @@ int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n)
 		r->events++;
 		switch (ev->kind) {
 		case MT_EV_FREE:
-			on_free(st, p, ev->addr);
+			on_free(st, p, ev->addr, ts);
 			break;
 		case MT_EV_REALLOC:
 			if (ev->flags & MT_EVF_OLD_ADDR) {
-				on_free(st, p, ev->old_addr);
+				on_free(st, p, ev->old_addr, ts);
 			}
 			/* fall through */
 		case MT_EV_MALLOC:
@@ -936,6 +1011,8 @@ struct mt_rep_state *mt_rep_begin(const struct mt_report_opts *o,
 	}
 	st->opts = o;
 	st->rep.path = path;
+	st->rep.want_cp = o->format == MT_REPORT_HTML;
+	st->rep.cp_shift = 10;
 	st->cur_proc = -1;
 	return st;
 }
@@ -953,6 +1030,9 @@ struct mt_rep *mt_rep_finish(struct mt_rep_state *st)
 								 s->lv_live);
 		s->at_peak_blocks = s->gen == r->peak_gen ? s->snap_blocks :
 							    s->live_blocks;
+		for (; s->cp && s->cp_last < r->cp_n; s->cp_last++) {
+			s->cp[s->cp_last] = s->live;
+		}
 	}
 	for (i = 0; i < r->nprocs; i++) {
 		struct mt_rep_proc *p = &r->procs[i];
@@ -994,6 +1074,9 @@ void mt_rep_free(struct mt_rep_state *st)
 		free(st->rep.procs[i].series.s);
 	}
 	free(st->rep.procs);
+	for (i = 0; i < st->rep.nsites; i++) {
+		free(st->rep.sites[i].cp);
+	}
 	free(st->rep.sites);
 	mt_rep_wrappers_free(&st->rep);
 	mt_sym_free(st->rep.sym);

@@ -13,6 +13,11 @@ tests_progs_flame_shape_SOURCES = tests/progs/flame-shape.c
 tests_progs_flame_shape_CFLAGS = $(WARN_CFLAGS) -O2 -fno-builtin
 TESTS += tests/test-report-html.sh
 dist_noinst_SCRIPTS += tests/test-report-html.sh
+# and its views (trees, flame graphs by figure, the time selection) on
+# tests/progs/phases
+check_PROGRAMS += tests/progs/phases
+tests_progs_phases_SOURCES = tests/progs/phases.c tests/progs/chain.h
+tests_progs_phases_CFLAGS = $(WARN_CFLAGS) -O2 -g -fno-builtin
 
 # tests/test-report.sh: whole frame names (issue 29), two C++ template
 # instantiations named alike for 140 bytes, put in recordings by
