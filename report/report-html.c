@@ -358,9 +358,9 @@ static int data(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 	if (!kept) {
 		return -ENOMEM;
 	}
-	fprintf(out, "<script type=\"application/json\" id=\"mt-data\">\n{\"weight\":\"%s\",\"plot\":[%d,%d,%d,%d],\"span\":%.0f,\"cpStep\":%" PRIu64 ",\"cpN\":%zu,\n\"sites\":[",
+	fprintf(out, "<script type=\"application/json\" id=\"mt-data\">\n{\"weight\":\"%s\",\"plot\":[%d,%d,%d,%d],\"span\":%.0f,\"ymax\":%" PRIu64 ",\"cpStep\":%" PRIu64 ",\"cpN\":%zu,\n\"sites\":[",
 		o->weight == MT_REPORT_COUNT ? "count" : "bytes", c->left,
-		c->top, c->width, c->height, c->span,
+		c->top, c->width, c->height, c->span, c->ymax,
 		(uint64_t)1 << r->cp_shift, r->want_cp ? r->cp_n : 0);
 	for (i = 0; i < r->nsites && !err; i++) {
 		const struct mt_rep_site *s = &r->sites[i];

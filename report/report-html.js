@@ -20,7 +20,7 @@
  * '#selftest=NAME[&search=TERM]' zooms into frame NAME and searches;
  * '#views=A,B' goes through every view and figure and drags the chart from
  * A to B (fractions of its width). Both write what they saw into
- * <pre id="selftest">, which a headless browser dumps for
+ * the page's selftest <pre>, which a headless browser dumps for
  * tests/test-report-html.sh.
  */
 (function () {
@@ -207,7 +207,7 @@
 		var t = tree(invert.checked);
 		var cw = WIDTH - LEFT - RIGHT;
 		var total = t.v[m];
-		var list = [], depth = 0, top = 30;
+		var list = [], depth = 0, top = 4;
 		var byName = function (a, b) {
 			return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 		};
@@ -548,7 +548,81 @@
 		sel.setAttribute('width', Math.abs(x1 - x0).toFixed(1));
 	}
 
+	/*
+	 * The top sites' share of the chart: the SHARES sites with the most
+	 * bytes live at some checkpoint, stacked, each checkpoint's figure
+	 * drawn across its span, under the processes' lines.
+	 */
+	var SHARES = 5;
+	var SHARE_COLORS = ['#8dd3c7', '#fdb462', '#bebada', '#fb8072', '#80b1d3'];
+	var shareSites = [];
+
+	function shares() {
+		var lines = chart ? chart.querySelector('g') : null;
+		var plot = data.plot, cum = [], k;
+		var most = function (s) {
+			return s[7] ? Math.max.apply(null, s[7]) : 0;
+		};
+		var X = function (t) {
+			return Math.min(plot[0] + plot[2], plot[0] + plot[2] * t /
+					(data.span || 1)).toFixed(1);
+		};
+		var Y = function (v) {
+			return (plot[1] + plot[3] - plot[3] * Math.min(1, v /
+					(data.ymax || 1))).toFixed(1);
+		};
+
+		if (!lines || !data.cpN) {
+			return;
+		}
+		shareSites = data.sites.filter(function (s) {
+			return most(s) > 0;
+		}).sort(function (a, b) {
+			return most(b) - most(a);
+		}).slice(0, SHARES);
+		for (k = 0; k < data.cpN; k++) {
+			cum.push(0);
+		}
+		shareSites.forEach(function (s, i) {
+			var up = [], down = [], poly, title, text, box;
+			var name = data.names[s[0][s[1]]];
+
+			for (k = 0; k < data.cpN; k++) {
+				down.unshift(X((k + 1) * data.cpStep) + ',' + Y(cum[k]),
+					     X(k * data.cpStep) + ',' + Y(cum[k]));
+				cum[k] += s[7][k];
+				up.push(X(k * data.cpStep) + ',' + Y(cum[k]),
+					X((k + 1) * data.cpStep) + ',' + Y(cum[k]));
+			}
+			poly = document.createElementNS(NS, 'polygon');
+			poly.setAttribute('class', 'share');
+			poly.setAttribute('points', up.concat(down).join(' '));
+			poly.setAttribute('fill', SHARE_COLORS[i]);
+			poly.setAttribute('fill-opacity', '0.6');
+			title = document.createElementNS(NS, 'title');
+			title.textContent = name + ': at most ' + human(most(s)) +
+				' live at a checkpoint';
+			poly.appendChild(title);
+			chart.insertBefore(poly, lines);
+			box = document.createElementNS(NS, 'rect');
+			box.setAttribute('x', plot[0] + i * 220);
+			box.setAttribute('y', plot[1] + plot[3] + 58);
+			box.setAttribute('width', 10);
+			box.setAttribute('height', 10);
+			box.setAttribute('fill', SHARE_COLORS[i]);
+			chart.appendChild(box);
+			text = document.createElementNS(NS, 'text');
+			text.setAttribute('x', plot[0] + i * 220 + 14);
+			text.setAttribute('y', plot[1] + plot[3] + 67);
+			text.textContent = name.length > 28 ?
+				name.slice(0, 26) + '..' : name;
+			text.appendChild(title.cloneNode(true));
+			chart.appendChild(text);
+		});
+	}
+
 	if (chart) {
+		shares();
 		chart.addEventListener('mousedown', function (e) {
 			drag = chartX(e);
 			selRect(drag, drag);
@@ -798,6 +872,7 @@
 				lines.push(v + ' opened: ' + treeRows());
 			}
 		});
+		choose(metric, '0');
 		search.value = 'phase_';
 		search.dispatchEvent(new Event('input'));
 		lines.push('bottom-up search phase_: ' + match.textContent +
@@ -809,6 +884,11 @@
 		mouse('mousedown', a);
 		mouse('mousemove', (a + b) / 2);
 		mouse('mouseup', b);
+		lines.push('shares: ' + shareSites.map(function (s) {
+			return data.names[s[0][s[1]]] + '=' +
+				Math.max.apply(null, s[7]);
+		}).join(' | ') + '; drawn ' +
+			   chart.querySelectorAll('polygon.share').length);
 		lines.push('range: ' + $('range').textContent);
 		lines.push('range: figure ' + metric.value + ', checkpoint ' + cpK);
 		lines.push('live flame: ' + (root ? root.weight : 0) + ' bytes; ' +

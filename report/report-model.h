@@ -256,6 +256,7 @@ int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
  * format; c gets where its plot is and the time it spans. */
 struct mt_rep_chart {
 	double span; /* ns */
+	uint64_t ymax; /* the figure at the plot's top, bytes */
 	int left, top, width, height; /* of the plot, in the svg's units */
 };
 int mt_rep_svg_chart(FILE *out, struct mt_rep *r, struct mt_rep_chart *c);

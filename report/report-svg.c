@@ -91,8 +91,8 @@ static void polyline(FILE *out, const struct mt_rep_series *s, bool mapped,
 	fprintf(out, "\"/>\n");
 }
 
-/* Returns the time the chart spans, in ns. */
-static double chart(FILE *out, struct mt_rep *r)
+/* c gets the time the chart spans and its top figure. */
+static void chart(FILE *out, struct mt_rep *r, struct mt_rep_chart *c)
 {
 	size_t idx[MAX_LINES], n, i, j, maxn = 0;
 	uint64_t step = mt_rep_align_series(r), top = 0;
@@ -165,17 +165,19 @@ static double chart(FILE *out, struct mt_rep *r)
 		fprintf(out, "<text x=\"%d\" y=\"%d\">(%zu smaller processes not drawn)</text>\n",
 			LEFT, CHART_TOP + CHART_H + 50, r->nprocs - n);
 	}
-	return span;
+	c->span = span;
+	c->ymax = top;
 }
 
 int mt_rep_svg_chart(FILE *out, struct mt_rep *r, struct mt_rep_chart *c)
 {
-	int height = CHART_TOP + CHART_H + 60;
+	/* room under the legend for the script's (report-html.js) */
+	int height = CHART_TOP + CHART_H + 80;
 
 	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
 		WIDTH, height, WIDTH, height);
 	fprintf(out, "<style>.h { font-size: 15px; font-weight: bold; }</style>\n");
-	c->span = chart(out, r);
+	chart(out, r, c);
 	c->left = LEFT;
 	c->top = CHART_TOP;
 	c->width = WIDTH - LEFT - RIGHT;
@@ -260,6 +262,7 @@ int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 	       bool inline_in_html)
 {
 	struct flame_ctx f = { .out = out, .html = inline_in_html };
+	struct mt_rep_chart c;
 	unsigned int depth = 0;
 	int height, flame_top = CHART_TOP + CHART_H + 100;
 	int err = mt_rep_flame(r, o, count_frame, &depth);
@@ -278,7 +281,7 @@ int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 	fprintf(out, "<title>memtrack report: ");
 	mt_rep_xml_str(out, r->path);
 	fprintf(out, "</title>\n");
-	chart(out, r);
+	chart(out, r, &c);
 	fprintf(out, "<text x=\"%d\" y=\"%d\" class=\"h\">Allocations by %s (flamegraph; hover for figures)</text>\n",
 		LEFT, flame_top - 15,
 		o->weight == MT_REPORT_COUNT ? "count" : "bytes");

@@ -77,6 +77,34 @@ has "$T/shape.html" "html tables" \
 grep -q '<td>1114113</td>' "$T/shape.html" &&
 	fail "html: a raw byte count in a cell" || ok "html: no raw byte count in a cell"
 
+# --- past 4000 sites the data sums the rest of each process into one ------
+# 110 processes x 40 size classes, one never-freed block each: 4400 sites
+"$PY" -c 'import json
+for pid in range(1, 111):
+    for k in range(40):
+        print(json.dumps({"pid": pid, "tid": pid, "timestamp": 1000 + pid * 100 + k,
+                          "addr": 4096 * (k + 1), "type": "Malloc", "size": 1 << k}))' >"$T/many.jsonl"
+"$MT" --source "replay:$T/many.jsonl" --sink "file:$T/many.mt" &&
+	"$MT" report --format html "$T/many.mt" >"$T/many.html" ||
+	fail "html of 4400 sites"
+check "html data: 4000 sites whole, the others summed per process, totals whole" -- \
+	"$PY" -c 'import sys, json, re
+src = open(sys.argv[1]).read()
+d = json.loads(re.search(r"<script type=\"application/json\" id=\"mt-data\">(.*?)</script>", src, re.S).group(1))
+names = d["names"]
+other = [s for s in d["sites"] if names[s[0][-1]].endswith(" other sites)")]
+assert d["left_out"] == 400, d["left_out"]
+assert len(d["sites"]) == 4000 + len(other), (len(d["sites"]), len(other))
+assert sum(int(names[s[0][-1]].split()[0][1:]) for s in other) == 400
+assert sum(s[3] for s in d["sites"]) == 4400
+total = 110 * ((1 << 40) - 1)
+for i, what in ((2, "allocated"), (5, "at peak"), (6, "leaked")):
+    assert sum(s[i] for s in d["sites"]) == total, (what, sum(s[i] for s in d["sites"]), total)
+per = {}
+for s in d["sites"]:
+    per[names[s[0][0]]] = per.get(names[s[0][0]], 0) + s[2]
+assert len(per) == 110 and set(per.values()) == {(1 << 40) - 1}, per' "$T/many.html"
+
 # --- in a browser -----------------------------------------------------------
 if ! command -v "$CHROMIUM" >/dev/null 2>&1; then
 	echo "SKIP: no $CHROMIUM (apt-get install chromium; quickstart does)"
@@ -141,6 +169,59 @@ grep -q -e '<parsererror' -e 'error on line' "$T/svgdom" && fail "browser: the s
 	ok "browser: the svg parses"
 has "$T/svgdom" "browser, svg alone" '<g id="flame">' \
 	"<title>shape_narrow$at \\(65536 bytes, 5\\.88%\\)</title>"
+
+# --- the views, on a run of known shape (tests/progs/phases) ----------------
+# every figure's flame graph, upright and inverted; both trees, sorted by
+# each column and opened; search in a tree; the sites' share on the chart;
+# a range dragged on the chart: during the first phase only phase_one's
+# 1 MiB is live, during the second only phase_two's two
+"$MT" --source preload --stacks --sink "file:$T/phases.mt" -- \
+	"$MT_BUILDDIR/tests/progs/phases" ||
+	{ echo "cannot record phases" >&2; exit 99; }
+"$MT" report --format html "$T/phases.mt" >"$T/phases.html" ||
+	fail "html of phases"
+browse "$T/phases.html" "#views=0.1,0.4"
+cat "$T/selftest"
+grep -q 'error:' "$T/selftest" && fail "views: script error" ||
+	ok "views: no script error"
+f='[0-9]+ frames'
+has "$T/selftest" "views: flame graphs" "^ok$" \
+	"^flame allocated: 3159824 bytes, $f; pid [0-9]+=3159824$" \
+	"^flame allocations: 104 allocations, $f; pid [0-9]+=104$" \
+	"^flame temporary: 102 allocations, $f; pid [0-9]+=102$" \
+	"^flame at peak: 2097152 bytes, $f; pid [0-9]+=2097152$" \
+	"^flame leaked: 4096 bytes, $f; pid [0-9]+=4096$" \
+	"^flame allocated inverted: 3159824 bytes, $f; phase_one$at=1048576 \| phase_two$at=1048576 \| phase_two$at=1048576 \| temp_loop$at=10000 \| leak_some$at=4096$" \
+	"^flame allocations inverted: 104 allocations, $f; temp_loop$at=100 \| leak_some$at=1 \| phase_one$at=1 \| phase_two$at=1 \| phase_two$at=1$" \
+	"^flame temporary inverted: 102 allocations, $f; temp_loop$at=100 \| phase_one$at=1 \| phase_two$at=1$" \
+	"^flame at peak inverted: 2097152 bytes, $f; phase_two$at=1048576 \| phase_two$at=1048576$" \
+	"^flame leaked inverted: 4096 bytes, $f; leak_some$at=4096$"
+m='[0-9]+:main'
+has "$T/selftest" "views: trees" \
+	"^top-down by allocated: 0:all=3159824 \| 1:pid [0-9]+=3159824 \| .* \| $m$at=2097152 \| $m$at=1048576 \| $m$at=10000 \| $m$at=4096$" \
+	"^top-down sorted by allocations: .* \| $m$at=100 \| $m$at=2 \| $m$at=1 \| $m$at=1$" \
+	"^top-down sorted by leaked: .* \| $m$at=4096 \| $m$at=0 \| $m$at=0 \| $m$at=0$" \
+	"^top-down opened: .* \| $m$at=4096 \| [0-9]+:leak_some$at=4096 \| $m$at=0 \| $m$at=0 \| $m$at=0$" \
+	"^bottom-up by allocated: 0:all=3159824 \| 1:phase_one$at=1048576 \| 1:phase_two$at=1048576 \| 1:phase_two$at=1048576 \| 1:temp_loop$at=10000 \| 1:leak_some$at=4096$" \
+	"^bottom-up sorted by temporary: 0:all=102 \| 1:temp_loop$at=100 \| 1:phase_one$at=1 \| 1:phase_two$at=1 \| " \
+	"^bottom-up sorted by at peak: 0:all=2097152 \| 1:phase_two$at=1048576 \| 1:phase_two$at=1048576 \| 1:leak_some$at=0 \| " \
+	"^bottom-up opened: 0:all=4096 \| 1:leak_some$at=4096 \| 2:main$at=4096 \| 1:phase_one" \
+	"^bottom-up search phase_: 3 frames match: 3\.0 MiB, 99\.55% of all; marked 3$"
+has "$T/selftest" "views: the chart and the first phase" \
+	"^shares: phase_one$at=1048576 \| phase_two$at=1048576 \| phase_two$at=1048576 \| leak_some$at=4096; drawn 4$" \
+	"^range: selected [0-9.]+ ms to [0-9.]+ ms: live at [0-9.]+ ms \(checkpoints every [0-9.]+ ms\)$" \
+	"^range: figure 5, checkpoint [0-9]+$" \
+	"^live flame: 1048576 bytes; pid [0-9]+=1048576$" \
+	"^live table: phase_one$at=1\.0 MiB$" \
+	"^live head: Sites live at [0-9.]+ ms: 1\.0 MiB$" \
+	"^top-down live: .* \| $m$at=1048576 \| $m$at=0 \| $m$at=0 \| $m$at=0 \| [0-9]+:leak_some$at=0$"
+browse "$T/phases.html" "#views=0.6,0.9"
+has "$T/selftest" "views: the second phase" "^ok$" \
+	"^live flame: 2097152 bytes; pid [0-9]+=2097152$" \
+	"^live table: phase_two$at=1\.0 MiB \| phase_two$at=1\.0 MiB$" \
+	"^live head: Sites live at [0-9.]+ ms: 2\.0 MiB$"
+grep -q 'error:' "$T/selftest" && fail "views, second phase: script error" ||
+	ok "views, second phase: no script error"
 
 # the harness sees a script error: the same page with a broken script
 sed 's/^\t.use strict.;$/&\n\tnot_defined();/' "$T/shape.html" >"$T/broken.html"
