@@ -7,7 +7,8 @@
  * both weights, and the recording is compared with itself (--diff).
  *
  * Input: as fuzz-decoder's (a mode byte; bit 0: the rest is MessagePack
- * the harness compresses), and mode bit 2 selects '--pid 1'.
+ * the harness compresses), mode bit 2 selects '--pid 1' and bit 3 the html
+ * format's analysis (with its checkpoints).
  *
  * The decoder is linked in (mt_host_decode() below) instead of loaded from
  * the plugin directory: one instrumented program. Known defects being
@@ -70,6 +71,8 @@ static void outputs(struct mt_rep *r, struct mt_report_opts *o)
 	mt_rep_html(devnull, r, o);
 	o->format = MT_REPORT_TEXT;
 	mt_rep_diff(devnull, r, r, o);
+	o->format = MT_REPORT_HTML;
+	mt_rep_diff(devnull, r, r, o);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -97,6 +100,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mode & 4) {
 		o.has_pid = true;
 		o.pid = 1;
+	}
+	/* the analysis keeps the html's checkpoints for that format only */
+	if (mode & 8) {
+		o.format = MT_REPORT_HTML;
 	}
 	st = mt_rep_begin(&o, "fuzz");
 	if (!st) {

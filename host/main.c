@@ -306,8 +306,9 @@ static int cmd_report(int argc, char **argv)
 		if (nfiles != 2) {
 			return usage_error("report --diff takes two files, A and B");
 		}
-		if (o.format != MT_REPORT_TEXT && o.format != MT_REPORT_JSON) {
-			return usage_error("report --diff prints text or json");
+		if (o.format != MT_REPORT_TEXT && o.format != MT_REPORT_JSON &&
+		    o.format != MT_REPORT_HTML) {
+			return usage_error("report --diff prints text, json or html");
 		}
 		o.path = argv[optind];
 		o.diff_b = argv[optind + 1];

@@ -33,6 +33,7 @@ struct drow {
 	unsigned int side;
 	size_t site;
 	uint64_t count[2], bytes[2];
+	uint64_t temporary[2], at_peak[2], leaked[2]; /* for the html */
 };
 
 static uint64_t mag(uint64_t a, uint64_t b)
@@ -159,6 +160,34 @@ static void text_row(FILE *out, const uint64_t bytes[2],
 		name);
 }
 
+/* The rows as the html format takes them (report-html.c). */
+static int html(FILE *out, struct mt_rep *side[2], const struct drow *rows,
+		size_t nrows, const struct mt_report_opts *o)
+{
+	struct mt_rep_diff_site *ds = calloc(nrows + 1, sizeof(*ds));
+	size_t i;
+	int err;
+	unsigned int k;
+
+	if (!ds) {
+		return -ENOMEM;
+	}
+	for (i = 0; i < nrows; i++) {
+		ds[i].side = rows[i].side;
+		ds[i].site = rows[i].site;
+		for (k = 0; k < 2; k++) {
+			ds[i].v[k][0] = rows[i].bytes[k];
+			ds[i].v[k][1] = rows[i].count[k];
+			ds[i].v[k][2] = rows[i].temporary[k];
+			ds[i].v[k][3] = rows[i].at_peak[k];
+			ds[i].v[k][4] = rows[i].leaked[k];
+		}
+	}
+	err = mt_rep_html_diff(out, side, ds, nrows, o);
+	free(ds);
+	return err;
+}
+
 int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 		const struct mt_report_opts *o)
 {
@@ -192,12 +221,21 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 			d = &rows[at];
 			d->count[k] = mt_rep_sat_add(d->count[k], s->count);
 			d->bytes[k] = mt_rep_sat_add(d->bytes[k], s->bytes);
+			d->temporary[k] = mt_rep_sat_add(d->temporary[k],
+							 s->temporary);
+			d->at_peak[k] = mt_rep_sat_add(d->at_peak[k],
+						       s->at_peak);
+			d->leaked[k] = mt_rep_sat_add(d->leaked[k], s->live);
 			tc[k] = mt_rep_sat_add(tc[k], s->count);
 			tb[k] = mt_rep_sat_add(tb[k], s->bytes);
 		}
 	}
 	if (nrows) {
 		qsort(rows, nrows, sizeof(*rows), cmp_row);
+	}
+	if (o->format == MT_REPORT_HTML) {
+		err = html(out, side, rows, nrows, o);
+		goto end;
 	}
 	if (json) {
 		char dc[24], db[24];

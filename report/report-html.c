@@ -309,9 +309,10 @@ static void data_cp(FILE *out, const struct mt_rep *r, const uint64_t *cp)
 	fprintf(out, "]");
 }
 
+/* One site of the data; va: A's figures, in a diff */
 static void data_site(FILE *out, const struct mt_rep *r, bool first,
 		      const int64_t *frames, size_t nframes, size_t name_at,
-		      const uint64_t *v, const uint64_t *cp)
+		      const uint64_t *v, const uint64_t *cp, const uint64_t *va)
 {
 	size_t j;
 
@@ -325,6 +326,9 @@ static void data_site(FILE *out, const struct mt_rep *r, bool first,
 	}
 	fprintf(out, ",");
 	data_cp(out, r, cp);
+	for (j = 0; va && j < HTML_FIGURES; j++) {
+		fprintf(out, ",%" PRIu64, va[j]);
+	}
 	fprintf(out, "]");
 }
 
@@ -408,7 +412,7 @@ static int data(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 		}
 		if (!err) {
 			data_site(out, r, first, ids, f.n,
-				  mt_rep_site_name(r, &f), v, cp);
+				  mt_rep_site_name(r, &f), v, cp, NULL);
 			first = false;
 		}
 	}
@@ -424,7 +428,7 @@ static int data(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 			break;
 		}
 		data_site(out, r, first, ids, 2, 1, oth[i].v,
-			  r->want_cp ? oth[i].cp : NULL);
+			  r->want_cp ? oth[i].cp : NULL, NULL);
 		first = false;
 	}
 	fprintf(out, "],\n\"names\":[");
@@ -444,17 +448,17 @@ static const char script[] =
 #include "report-html.js.h"
 	;
 
-int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
-{
-	static const char *const figures[HTML_FIGURES] = {
-		"allocated", "allocations", "temporary", "at peak", "leaked"
-	};
-	struct mt_rep_chart c;
-	size_t i;
-	int err;
+static const char *const figure_names[HTML_FIGURES] = {
+	"allocated", "allocations", "temporary", "at peak", "leaked"
+};
 
+/* The page up to its first heading, with title (and heading) title, and
+ * then suffix after it. */
+static void page_begin(FILE *out, const char *title, const char *suffix)
+{
 	fprintf(out, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>memtrack report: ");
-	mt_rep_xml_str(out, r->path);
+	mt_rep_xml_str(out, title);
+	mt_rep_xml_str(out, suffix);
 	fprintf(out, "</title>\n<style>\n"
 		"body { font-family: sans-serif; margin: 1em; }\n"
 		"table { border-collapse: collapse; }\n"
@@ -468,42 +472,48 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		"#flame text { font-size: 11px; pointer-events: none; }\n"
 		"#flame g.f:hover rect { stroke: #000; }\n"
 		"#chart { cursor: crosshair; }\n"
-		"#tree th, #live th { cursor: pointer; }\n"
+		"#tree th { cursor: pointer; }\n"
 		"#tree th.sorted { background: #eef; }\n"
 		"#tree td.fn { text-align: left; font-family: monospace; white-space: nowrap; max-width: 60em; overflow: hidden; text-overflow: ellipsis; cursor: pointer; }\n"
 		"#tree tr.hit td.fn { background: #fbf; }\n"
+		".grow { color: #c00; } .shrink { color: #06c; }\n"
 		"#live td.site { cursor: default; }\n"
 		"</style>\n</head>\n<body>\n<h1>memtrack report: ");
-	mt_rep_xml_str(out, r->path);
+	mt_rep_xml_str(out, title);
+	mt_rep_xml_str(out, suffix);
 	fprintf(out, "</h1>\n");
+}
+
+static void page_notes(FILE *out, const struct mt_rep *r, const char *which)
+{
 	if (r->damaged) {
-		fprintf(out, "<p><strong>Damaged file: this covers the %" PRIu64 " events before the damage.</strong></p>\n",
-			r->events);
+		fprintf(out, "<p><strong>%sDamaged file: this covers the %" PRIu64 " events before the damage.</strong></p>\n",
+			which, r->events);
 	}
 	if (mt_rep_saturated(r)) {
-		fprintf(out, "<p><strong>Some figures reached %" PRIu64 " B and saturated there (&#x2265;): the sums are at least that.</strong></p>\n",
-			UINT64_MAX);
+		fprintf(out, "<p><strong>%sSome figures reached %" PRIu64 " B and saturated there (&#x2265;): the sums are at least that.</strong></p>\n",
+			which, UINT64_MAX);
 	}
 	if (r->damaged_meta) {
-		fprintf(out, "<p><strong>Damaged metadata: %" PRIu64 " payload%s left out.</strong></p>\n",
-			r->damaged_meta, r->damaged_meta == 1 ? "" : "s");
+		fprintf(out, "<p><strong>%sDamaged metadata: %" PRIu64 " payload%s left out.</strong></p>\n",
+			which, r->damaged_meta, r->damaged_meta == 1 ? "" : "s");
 	}
 	attach_note(out, r);
-	summary(out, r);
-	fprintf(out, "<div id=\"main\">\n<div id=\"charts\">\n");
-	err = mt_rep_svg_chart(out, r, &c);
-	if (err < 0) {
-		return err;
-	}
-	fprintf(out, "<p id=\"range\">drag across the chart to see what was live at the end of a time range</p>\n"
-		"<div id=\"controls\"><select id=\"view\"><option value=\"flame\">flame graph</option>"
+}
+
+/* The controls, the flame graph and the trees the script fills. */
+static void page_views(FILE *out, const struct mt_report_opts *o)
+{
+	size_t i;
+
+	fprintf(out, "<div id=\"controls\"><select id=\"view\"><option value=\"flame\">flame graph</option>"
 		"<option value=\"top-down\">top-down tree</option><option value=\"bottom-up\">bottom-up tree</option></select> "
 		"<select id=\"metric\">");
 	for (i = 0; i < HTML_FIGURES; i++) {
 		fprintf(out, "<option value=\"%zu\"%s>%s</option>", i,
 			i == (o->weight == MT_REPORT_COUNT) ?
 				" selected=\"selected\"" : "",
-			figures[i]);
+			figure_names[i]);
 	}
 	fprintf(out, "<option value=\"5\" disabled=\"disabled\">live at the selection's end</option></select> "
 		"<label><input type=\"checkbox\" id=\"invert\"/> inverted</label> "
@@ -514,10 +524,37 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		"<div id=\"flamebox\"><h3 id=\"flamehead\"></h3><svg xmlns=\"http://www.w3.org/2000/svg\" id=\"flamesvg\" width=\"1200\" height=\"40\" viewBox=\"0 0 1200 40\" font-family=\"sans-serif\" font-size=\"12\"><g id=\"flame\"></g></svg></div>\n"
 		"<div id=\"treebox\" hidden=\"hidden\"><table id=\"tree\"><thead><tr><th>function (click: open, close)</th>");
 	for (i = 0; i < HTML_FIGURES; i++) {
-		fprintf(out, "<th data-m=\"%zu\">%s</th>", i, figures[i]);
+		fprintf(out, "<th data-m=\"%zu\">%s</th>", i, figure_names[i]);
 	}
 	fprintf(out, "<th data-m=\"5\" hidden=\"hidden\">live at the selection's end</th></tr></thead><tbody></tbody></table></div>\n"
 		"<div id=\"livebox\" hidden=\"hidden\"><h2 id=\"livehead\"></h2><table id=\"live\"><thead><tr><th>#</th><th>site</th><th>live</th><th>allocated</th><th>leaked</th></tr></thead><tbody></tbody></table></div>\n");
+}
+
+static int page_end(FILE *out)
+{
+	fprintf(out, "<pre id=\"selftest\" hidden=\"hidden\"></pre>\n");
+	/* apart from the main script, so that its syntax errors show too */
+	fprintf(out, "<script>\nwindow.onerror = function (msg, src, line) {\n\tdocument.getElementById('selftest').textContent += 'error: ' + msg + ' (line ' + line + ')\\n';\n};\n</script>\n");
+	fprintf(out, "<script>\n//<![CDATA[\n%s//]]>\n</script>\n</body>\n</html>\n",
+		script);
+	return ferror(out) ? -EIO : 0;
+}
+
+int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
+{
+	struct mt_rep_chart c;
+	int err;
+
+	page_begin(out, r->path, "");
+	page_notes(out, r, "");
+	summary(out, r);
+	fprintf(out, "<div id=\"main\">\n<div id=\"charts\">\n");
+	err = mt_rep_svg_chart(out, r, &c);
+	if (err < 0) {
+		return err;
+	}
+	fprintf(out, "<p id=\"range\">drag across the chart to see what was live at the end of a time range</p>\n");
+	page_views(out, o);
 	err = data(out, r, o, &c);
 	if (err < 0) {
 		return err;
@@ -527,10 +564,124 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	if (err < 0) {
 		return err;
 	}
-	fprintf(out, "</div>\n<pre id=\"selftest\" hidden=\"hidden\"></pre>\n");
-	/* apart from the main script, so that its syntax errors show too */
-	fprintf(out, "<script>\nwindow.onerror = function (msg, src, line) {\n\tdocument.getElementById('selftest').textContent += 'error: ' + msg + ' (line ' + line + ')\\n';\n};\n</script>\n");
-	fprintf(out, "<script>\n//<![CDATA[\n%s//]]>\n</script>\n</body>\n</html>\n",
-		script);
-	return ferror(out) ? -EIO : 0;
+	fprintf(out, "</div>\n");
+	return page_end(out);
+}
+
+/*
+ * report --diff A B --format html: the same views of the sites of both
+ * (matched as the diff matches them, the process left out), drawn by B's
+ * figures plus A's so that what went away still shows, each frame red
+ * where it grew and blue where it shrank. The data is the single page's
+ * with "diff": true, each site's figures B's, then 0 (no checkpoints),
+ * then A's five; past HTML_SITES sites the rest is one "(N other sites)".
+ */
+int mt_rep_html_diff(FILE *out, struct mt_rep *side[2],
+		     const struct mt_rep_diff_site *ds, size_t n,
+		     const struct mt_report_opts *o)
+{
+	struct names names = { .seed = mt_map_seed() };
+	struct mt_rep_frames f = { 0 };
+	uint64_t tot[2][HTML_FIGURES] = { { 0 } }, rest[2][HTML_FIGURES] = { { 0 } };
+	int64_t ids[MT_REP_MAX_FRAMES];
+	size_t i, j, nrest = 0, kept = n < HTML_SITES ? n : HTML_SITES;
+	unsigned int k;
+	int err = 0, nf;
+	char label[64];
+
+	page_begin(out, side[0]->path, "");
+	fprintf(out, "<p>compared with <strong>");
+	mt_rep_xml_str(out, side[1]->path);
+	fprintf(out, "</strong> (B); figures are B's, with B - A beside them: <span class=\"grow\">red grew</span>, <span class=\"shrink\">blue shrank</span>. Sites are matched by their frames, the process left out.</p>\n");
+	page_notes(out, side[0], "A: ");
+	page_notes(out, side[1], "B: ");
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < 2; k++) {
+			for (j = 0; j < HTML_FIGURES; j++) {
+				tot[k][j] = mt_rep_sat_add(tot[k][j], ds[i].v[k][j]);
+				if (i >= kept) {
+					rest[k][j] = mt_rep_sat_add(rest[k][j],
+								    ds[i].v[k][j]);
+				}
+			}
+		}
+	}
+	fprintf(out, "<table id=\"difftotal\">\n<tr><th></th>");
+	for (j = 0; j < HTML_FIGURES; j++) {
+		fprintf(out, "<th>%s</th>", figure_names[j]);
+	}
+	for (k = 0; k < 3; k++) {
+		fprintf(out, "</tr>\n<tr><td>%s</td>", k == 0 ? "A" : k == 1 ? "B" : "B - A");
+		for (j = 0; j < HTML_FIGURES; j++) {
+			uint64_t a = tot[0][j], b = tot[1][j];
+
+			if (k < 2) {
+				if (j == 1 || j == 2) {
+					td_count(out, tot[k][j]);
+				} else {
+					td_bytes(out, tot[k][j]);
+				}
+			} else {
+				char h[32];
+				uint64_t d = a > b ? a - b : b - a;
+
+				if (j == 1 || j == 2) {
+					snprintf(h, sizeof(h), "%" PRIu64, d);
+				} else {
+					mt_rep_human(d, h, sizeof(h));
+				}
+				fprintf(out, "<td class=\"%s\" title=\"%s%" PRIu64 "\">%s%s</td>",
+					b > a ? "grow" : b < a ? "shrink" : "",
+					b < a ? "-" : "+", d, b < a ? "-" : "+", h);
+			}
+		}
+	}
+	fprintf(out, "</tr>\n</table>\n<div id=\"main\">\n<div id=\"charts\">\n"
+		"<p id=\"range\" hidden=\"hidden\">no time selection in a diff</p>\n");
+	page_views(out, o);
+	fprintf(out, "<script type=\"application/json\" id=\"mt-data\">\n{\"diff\":true,\"weight\":\"%s\",\"cpN\":0,\"cpStep\":1,\n\"sites\":[",
+		o->weight == MT_REPORT_COUNT ? "count" : "bytes");
+	for (i = 0; i < kept && !err; i++) {
+		struct mt_rep *r = side[ds[i].side];
+		size_t at;
+
+		nf = mt_rep_site_frames(r, &r->sites[ds[i].site], &f);
+		if (nf < 0) {
+			err = nf;
+			break;
+		}
+		for (j = 1; j < f.n; j++) {
+			ids[j - 1] = name_id(&names, f.name[j]);
+			if (ids[j - 1] < 0) {
+				err = (int)ids[j - 1];
+				break;
+			}
+		}
+		if (err) {
+			break;
+		}
+		at = mt_rep_site_name(r, &f);
+		data_site(out, side[0], i == 0, ids, f.n - 1, at ? at - 1 : 0,
+			  ds[i].v[1], NULL, ds[i].v[0]);
+	}
+	nrest = n - kept;
+	if (!err && nrest) {
+		snprintf(label, sizeof(label), "(%zu other sites)", nrest);
+		ids[0] = name_id(&names, label);
+		if (ids[0] < 0) {
+			err = (int)ids[0];
+		} else {
+			data_site(out, side[0], kept == 0, ids, 1, 0, rest[1],
+				  NULL, rest[0]);
+		}
+	}
+	fprintf(out, "],\n\"names\":[");
+	for (i = 0; i < names.n; i++) {
+		fprintf(out, "%s", i ? ",\n" : "\n");
+		mt_rep_json_str_markup(out, names.s[i]);
+	}
+	fprintf(out, "],\n\"left_out\":%zu}\n</script>\n</div>\n</div>\n", nrest);
+	names_free(&names);
+	mt_rep_frames_free(&f);
+	return err ? err : page_end(out);
 }

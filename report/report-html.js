@@ -41,6 +41,7 @@
 	var LIVE = 5;
 	var $ = function (id) { return document.getElementById(id); };
 	var data = JSON.parse($('mt-data').textContent);
+	var diff = !!data.diff; /* report --diff: figures B's, A's in va */
 	var flame = $('flame'), flamesvg = $('flamesvg');
 	var info = $('info'), search = $('search'), match = $('match');
 	var view = $('view'), metric = $('metric'), invert = $('invert');
@@ -84,8 +85,8 @@
 	 * bottom-up from the allocating function to the process */
 	function build(bottomUp) {
 		var top = { id: nodes.length, name: 'all', kids: [], by: {},
-			    v: [0, 0, 0, 0, 0, 0], parent: null, depth: 0,
-			    open: true };
+			    v: [0, 0, 0, 0, 0, 0], va: [0, 0, 0, 0, 0, 0],
+			    parent: null, depth: 0, open: true };
 		var n;
 
 		nodes.push(top);
@@ -103,6 +104,7 @@
 				if (!n) {
 					n = { id: nodes.length, name: name, kids: [],
 					      by: {}, v: [0, 0, 0, 0, 0, 0],
+					      va: [0, 0, 0, 0, 0, 0],
 					      parent: at, depth: at.depth + 1,
 					      open: false };
 					nodes.push(n);
@@ -119,6 +121,9 @@
 
 				for (m = 0; m <= LIVE; m++) {
 					p.v[m] += siteValue(s, m);
+				}
+				for (m = 0; diff && m < LIVE; m++) {
+					p.va[m] += s[8 + m];
 				}
 			});
 		});
@@ -155,11 +160,40 @@
 		});
 	}
 
+	/* a diff's rows by the size of their change */
 	function byValue(m) {
 		return function (a, b) {
-			return b.v[m] - a.v[m] || (a.name < b.name ? -1 :
-						   a.name > b.name ? 1 : 0);
+			var d = diff ? Math.abs(b.v[m] - b.va[m]) -
+				Math.abs(a.v[m] - a.va[m]) : b.v[m] - a.v[m];
+
+			return d || (a.name < b.name ? -1 :
+				     a.name > b.name ? 1 : 0);
 		};
+	}
+
+	/* a frame's width: in a diff both sides', so what went away shows */
+	function wOf(n, m) {
+		return diff ? n.v[m] + n.va[m] : n.v[m];
+	}
+
+	function signed(m, d) {
+		return (d < 0 ? '-' : '+') + show(m, Math.abs(d));
+	}
+
+	function change(n, m) {
+		return n.v[m] > n.va[m] ? 'grow' : n.v[m] < n.va[m] ? 'shrink' :
+			'same';
+	}
+
+	/* red where it grew, blue where it shrank, by how much of it */
+	function diffFill(n, m) {
+		var most = Math.max(n.v[m], n.va[m]) || 1;
+		var r = Math.abs(n.v[m] - n.va[m]) / most;
+		var c = Math.round(230 - 170 * r);
+
+		return n.v[m] > n.va[m] ? 'rgb(255,' + c + ',' + c + ')' :
+			n.v[m] < n.va[m] ? 'rgb(' + c + ',' + c + ',255)' :
+			'rgb(225,225,225)';
 	}
 
 	function figure() {
@@ -206,23 +240,23 @@
 		var m = figure();
 		var t = tree(invert.checked);
 		var cw = WIDTH - LEFT - RIGHT;
-		var total = t.v[m];
+		var total = wOf(t, m);
 		var list = [], depth = 0, top = 4;
 		var byName = function (a, b) {
 			return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 		};
 
 		function walk(n, d, x) {
-			var w = total ? n.v[m] / total * cw : 0;
+			var w = total ? wOf(n, m) / total * cw : 0;
 
-			if (w < MIN_PX || !n.v[m]) {
+			if (w < MIN_PX || !wOf(n, m)) {
 				return;
 			}
 			list.push({ n: n, d: d, x: x, w: Math.min(w, cw) });
 			depth = Math.max(depth, d + 1);
 			n.kids.slice().sort(byName).forEach(function (k) {
 				walk(k, d + 1, x);
-				x += total ? k.v[m] / total * cw : 0;
+				x += total ? wOf(k, m) / total * cw : 0;
 			});
 		}
 		while (flame.firstChild) {
@@ -233,7 +267,7 @@
 		flamesvg.setAttribute('height', top + depth * ROW + 20);
 		flamesvg.setAttribute('viewBox', '0 0 ' + WIDTH + ' ' +
 				      (top + depth * ROW + 20));
-		$('flamehead').textContent = (invert.checked ?
+		$('flamehead').textContent = (diff ? 'Diff: ' : '') + (invert.checked ?
 			'Inverted flame graph (allocating functions at the root) of ' :
 			'Flame graph of ') + FIGURES[m].name +
 			(m === LIVE ? ' (' + $('range').textContent + ')' : '') +
@@ -244,13 +278,17 @@
 			var rect = document.createElementNS(NS, 'rect');
 			var h = hashName(e.n.name);
 			var y = top + (depth - 1 - e.d) * ROW;
-			var fill = 'rgb(' + (205 + h % 50) + ',' +
+			var fill = diff ? diffFill(e.n, m) :
+				'rgb(' + (205 + h % 50) + ',' +
 				(80 + (h >>> 8) % 130) + ',' +
 				(40 + (h >>> 16) % 40) + ')';
-			var figures = e.n.v[m] + ' ' + FIGURES[m].unit + ', ' +
+			var figures = diff ? e.n.va[m] + ' -> ' + e.n.v[m] + ' ' +
+				FIGURES[m].unit + ', ' +
+				signed(m, e.n.v[m] - e.n.va[m]) :
+				e.n.v[m] + ' ' + FIGURES[m].unit + ', ' +
 				(100 * e.n.v[m] / total).toFixed(2) + '%';
 
-			g.setAttribute('class', 'f');
+			g.setAttribute('class', diff ? 'f ' + change(e.n, m) : 'f');
 			g.dataset.i = i;
 			title.textContent = e.n.name + ' (' + figures + ')';
 			rect.setAttribute('x', e.x.toFixed(2));
@@ -265,7 +303,7 @@
 			frames.push({
 				i: i, g: g, rect: rect, text: null, node: e.n,
 				name: e.n.name, figures: figures,
-				weight: e.n.v[m], bytes: FIGURES[m].unit === 'bytes',
+				weight: wOf(e.n, m), bytes: FIGURES[m].unit === 'bytes',
 				x: e.x, w: e.w, y: y, h: ROW - 1, fill: fill,
 				parent: null, end: 0, depth: e.d
 			});
@@ -325,6 +363,12 @@
 	}
 
 	function figuresOf(f) {
+		if (diff) {
+			return show(figure(), f.node.va[figure()]) + ' -> ' +
+				show(figure(), f.node.v[figure()]) + ' (' +
+				signed(figure(), f.node.v[figure()] -
+				       f.node.va[figure()]) + ')';
+		}
 		return f.bytes ? human(f.weight) + ' (' + f.figures + ')' :
 			f.figures;
 	}
@@ -333,7 +377,13 @@
 		return t !== '' && name.toLowerCase().indexOf(t) >= 0;
 	}
 
+	/* in a diff, weight and total are [A, B] */
 	function matchText(n, weight, total, m) {
+		if (diff) {
+			return (n === 1 ? '1 frame matches: ' : n + ' frames match: ') +
+				show(m, weight[0]) + ' -> ' + show(m, weight[1]) +
+				' (' + signed(m, weight[1] - weight[0]) + ')';
+		}
 		return (n === 1 ? '1 frame matches: ' : n + ' frames match: ') +
 			(FIGURES[m].unit === 'bytes' ? human(weight) :
 			 weight + ' ' + FIGURES[m].unit) + ', ' +
@@ -343,7 +393,7 @@
 	/* highlight the frames whose name holds term (any case); the share
 	 * counts a match inside another match once */
 	function findFlame(t) {
-		var n = 0, weight = 0, i = 0, f;
+		var n = 0, weight = 0, i = 0, f, ab = [0, 0], m = figure();
 
 		frames.forEach(function (f) {
 			f.hit = hits(f.name, t);
@@ -354,13 +404,15 @@
 			f = frames[i];
 			if (f.hit) {
 				weight += f.weight;
+				ab[0] += f.node.va[m];
+				ab[1] += f.node.v[m];
 				i = f.end;
 			} else {
 				i++;
 			}
 		}
 		match.textContent = t === '' ? '' :
-			matchText(n, weight, root ? root.weight : 0, figure());
+			matchText(n, diff ? ab : weight, root ? root.weight : 0, m);
 	}
 
 	/* ---- the tree tables ------------------------------------------ */
@@ -422,7 +474,11 @@
 				if (c === LIVE && cpK < 0) {
 					break;
 				}
-				cells += '<td title="' + n.v[c] + ' ' +
+				cells += diff ? '<td class="' + change(n, c) +
+					'" title="' + n.va[c] + ' -> ' + n.v[c] + ' ' +
+					FIGURES[c].unit + '">' + show(c, n.v[c]) + ' (' +
+					signed(c, n.v[c] - n.va[c]) + ')</td>' :
+					'<td title="' + n.v[c] + ' ' +
 					FIGURES[c].unit + '">' + show(c, n.v[c]) +
 					'</td>';
 			}
@@ -446,7 +502,7 @@
 	 * under another match once */
 	function findTree(t) {
 		var top = tree(view.value === 'bottom-up'), m = column();
-		var n = 0, weight = 0;
+		var n = 0, weight = 0, ab = [0, 0];
 
 		function walk(x, inHit) {
 			var hit = x !== top && hits(x.name, t);
@@ -456,6 +512,8 @@
 				n++;
 				if (!inHit) {
 					weight += x.v[m];
+					ab[0] += x.va[m];
+					ab[1] += x.v[m];
 				}
 			}
 			x.kids.forEach(function (k) {
@@ -470,7 +528,7 @@
 			walk(top, false);
 		}
 		match.textContent = t === '' ? '' :
-			matchText(n, weight, top.v[m], m);
+			matchText(n, diff ? ab : weight, top.v[m], m);
 	}
 
 	/* ---- the time selection --------------------------------------- */
@@ -719,14 +777,16 @@
 			zoom(root);
 		}
 	});
-	$('sites').addEventListener('click', function (e) {
-		var td = e.target.closest('td.site');
+	if ($('sites')) {
+		$('sites').addEventListener('click', function (e) {
+			var td = e.target.closest('td.site');
 
-		if (td) {
-			search.value = td.textContent;
-			search.dispatchEvent(new Event('input'));
-		}
-	});
+			if (td) {
+				search.value = td.textContent;
+				search.dispatchEvent(new Event('input'));
+			}
+		});
+	}
 	refresh();
 
 	/* ---- self-tests ----------------------------------------------- */
@@ -815,8 +875,10 @@
 			var td = tr.querySelectorAll('td');
 			var n = tr.dataset.id !== undefined ? nodes[tr.dataset.id] : null;
 
+			var c = column();
+
 			return (n ? n.depth + ':' + n.name : td[0].textContent) +
-				(n ? '=' + n.v[column()] : '');
+				(n ? '=' + (diff ? n.va[c] + '->' : '') + n.v[c] : '');
 		}).join(' | ');
 	}
 
@@ -907,7 +969,41 @@
 		$('selftest').textContent += lines.join('\n') + '\n';
 	}
 
-	if (location.hash.indexOf('#selftest=') === 0) {
+	/* report --diff: per figure, the inverted flame graph's allocating
+	 * functions (A -> B, and the colour class) and the bottom-up tree */
+	function selftestDiff() {
+		var lines = [], m;
+
+		for (m = 0; m < LIVE; m++) {
+			choose(view, 'flame');
+			choose(invert, true);
+			choose(metric, String(m));
+			lines.push('diff inverted ' + FIGURES[m].name + ': ' +
+				   frames.filter(function (f) {
+					   return f.parent === root;
+				   }).map(function (f) {
+					   return f.name + '=' + f.node.va[m] + '->' +
+						   f.node.v[m] + ' ' + change(f.node, m) +
+						   ' ' + f.rect.getAttribute('fill');
+				   }).join(' | '));
+		}
+		choose(view, 'bottom-up');
+		choose(metric, '0');
+		lines.push('diff bottom-up: ' + treeRows());
+		lines.push('diff cells: ' + Array.prototype.map.call(
+			$('tree').querySelectorAll('tbody tr'), function (tr) {
+				return tr.querySelectorAll('td')[1].textContent;
+			}).join(' | '));
+		search.value = 'phase_two';
+		search.dispatchEvent(new Event('input'));
+		lines.push('diff search phase_two: ' + match.textContent);
+		lines.push('ok');
+		$('selftest').textContent += lines.join('\n') + '\n';
+	}
+
+	if (location.hash === '#diff') {
+		selftestDiff();
+	} else if (location.hash.indexOf('#selftest=') === 0) {
 		selftest.apply(null, location.hash.slice(10).split('&search=')
 			       .map(decodeURIComponent));
 	} else if (location.hash.indexOf('#views=') === 0) {

@@ -265,6 +265,18 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
 int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
 int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 		const struct mt_report_opts *o);
+/* A site of a diff: its frames are those of site `site` of side[side]
+ * (the process left out), its figures both sides' sums: allocated,
+ * allocations, temporary, at peak, leaked. */
+struct mt_rep_diff_site {
+	unsigned int side;
+	size_t site;
+	uint64_t v[2][5];
+};
+/* report --diff --format html: the sites sorted as the diff's rows */
+int mt_rep_html_diff(FILE *out, struct mt_rep *side[2],
+		     const struct mt_rep_diff_site *s, size_t n,
+		     const struct mt_report_opts *o);
 
 /* JSON and XML string escaping (report-escape.c): any bytes in, valid
  * UTF-8 out, U+FFFD for what is not. */

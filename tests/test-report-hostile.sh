@@ -72,7 +72,15 @@ has "$T/out" "100000 modules" "^ +allocations +100000$" \
 
 expect_exit 0 "100000 modules: html (flamegraph of 100000 callees)" -- \
 	bounded 300 60 "$MT" report --format html "$T/mods.mt"
-has "$T/out" "100000 modules: html" '<title>all \(800000 bytes, 100\.00%\)</title>'
+# the page holds 4000 sites whole and sums the others: small, totals whole
+check "100000 modules: html data of 4000 sites and one of the 96000 others, 800000 bytes" -- \
+	"$PY" -c 'import json, os, re, sys
+src = open(sys.argv[1]).read()
+d = json.loads(re.search(r"<script type=\"application/json\" id=\"mt-data\">(.*?)</script>", src, re.S).group(1))
+assert len(d["sites"]) == 4001 and d["left_out"] == 96000, (len(d["sites"]), d["left_out"])
+assert d["names"][d["sites"][-1][0][-1]] == "(96000 other sites)", d["sites"][-1]
+assert sum(s[2] for s in d["sites"]) == 800000
+assert os.path.getsize(sys.argv[1]) < 2000000, os.path.getsize(sys.argv[1])' "$T/out"
 expect_exit 0 "100000 modules: diff with itself" -- \
 	bounded 300 60 "$MT" report --diff "$T/mods.mt" "$T/mods.mt"
 [ "$(grep -E -c '^ +8 +8 +[+]0 +1 +1 +[+]0  mod[0-9]*[.]so[+]0x41$' "$T/out")" -eq 100000 ] &&
@@ -113,15 +121,20 @@ want = sorted(["semi;colon.so+0x11", "new\nline.so+0x11", "xml<&\">.so+0x11",
 assert got == want, got' "$T/out"
 for fmt in svg html; do
 	expect_exit 0 "names: $fmt" -- "$MT" report --format $fmt "$T/names.mt"
-	check "names: $fmt is well-formed XML, the names in it" -- "$PY" -c 'import sys, xml.etree.ElementTree as ET
+	# the svg's titles; the html's data, which its script draws from
+	check "names: $fmt is well-formed XML, the names in it" -- "$PY" -c 'import json, re, sys, xml.etree.ElementTree as ET
 src = open(sys.argv[1], "rb").read().decode("utf-8", "strict")
 if src.startswith("<!DOCTYPE"):
     src = src.split("\n", 1)[1]
 root = ET.fromstring(src)
 titles = [t.text for t in root.iter() if t.tag.endswith("title") and t.text]
+data = [e.text for e in root.iter() if e.get("id") == "mt-data"]
+if data:
+    titles = [n + " (" for n in json.loads(data[0])["names"]]
 for want in ("semi;colon.so+0x11", "new\nline.so+0x11", "xml<&\">.so+0x11",
         "bad\ufffd\ufffdutf8.so+0x11", "cut\ufffd.so+0x11", "ok-\u00e9.so+0x11"):
-    assert any(t.startswith(want + " (") for t in titles), (want, titles)' "$T/out"
+    assert any(t.startswith(want + " (") for t in titles), (want, titles)
+assert data or "<!DOCTYPE" not in open(sys.argv[1]).read(1000)' "$T/out"
 done
 expect_exit 0 "names: diff" -- "$MT" report --diff "$T/names.mt" "$T/names.mt"
 has "$T/out" "names: diff, one row each" '  semi\\x3bcolon\.so\+0x11$' \
@@ -133,13 +146,20 @@ has "$T/out" "names: diff, one row each" '  semi\\x3bcolon\.so\+0x11$' \
 # width a double no integer holds: UBSan stops there; found by fuzz-report).
 # Sums saturate: no frame is wider than the graph's 1100 pixels.
 mkrec huge "$T/huge.mt"
-for fmt in svg html; do
-	expect_exit 0 "huge sizes: $fmt" -- "$MT" report --format $fmt "$T/huge.mt"
-	check "huge sizes: $fmt, no frame wider than the graph" -- "$PY" -c 'import re, sys
+expect_exit 0 "huge sizes: svg" -- "$MT" report --format svg "$T/huge.mt"
+check "huge sizes: svg, no frame wider than the graph" -- "$PY" -c 'import re, sys
 src = open(sys.argv[1]).read()
 w = [float(x) for x in re.findall(r"<rect x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"([0-9.]+)\" height=\"[0-9]+\" rx=", src)]
 assert w and max(w) <= 1100, w' "$T/out"
-done
+# the html's script draws from its data (and never wider than the graph):
+# each figure there is a saturated sum, none wrapped
+expect_exit 0 "huge sizes: html" -- "$MT" report --format html "$T/huge.mt"
+check "huge sizes: html data, figures saturated, none wrapped" -- "$PY" -c 'import json, re, sys
+src = open(sys.argv[1]).read()
+d = json.loads(re.search(r"<script type=\"application/json\" id=\"mt-data\">(.*?)</script>", src, re.S).group(1))
+v = [x for s in d["sites"] for x in s[2:7]]
+assert v and max(v) <= 2**64 - 1, v
+assert max(s[2] for s in d["sites"]) >= 2**63, v' "$T/out"
 
 # --- sums past 2^64 saturate (issue 29) -------------------------------------------
 # pid 1 allocates 2^64 - 1, 2^63 and 16 bytes and frees the first; pid 2

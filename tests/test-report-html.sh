@@ -223,6 +223,33 @@ has "$T/selftest" "views: the second phase" "^ok$" \
 grep -q 'error:' "$T/selftest" && fail "views, second phase: script error" ||
 	ok "views, second phase: no script error"
 
+# --- report --diff as html: A the run above, B one that makes half the
+# temporaries and leaks twice as much; what went away still shows, red for
+# growth and blue for shrinkage
+"$MT" --source preload --stacks --sink "file:$T/more.mt" -- \
+	"$MT_BUILDDIR/tests/progs/phases" more ||
+	{ echo "cannot record phases more" >&2; exit 99; }
+"$MT" report --diff --format html "$T/phases.mt" "$T/more.mt" >"$T/diff.html" ||
+	fail "html diff"
+check "html diff parses as XML" -- "$PY" -c 'import sys
+import xml.etree.ElementTree as ET
+ET.fromstring(open(sys.argv[1]).read().split("\n", 1)[1])' "$T/diff.html"
+has "$T/diff.html" "html diff: totals" \
+	'<td class="shrink" title="-904">-904 B</td>' \
+	'<td class="shrink" title="-50">-50</td>'
+browse "$T/diff.html" "#diff"
+cat "$T/selftest"
+grep -q 'error:' "$T/selftest" && fail "diff: script error" ||
+	ok "diff: no script error"
+g='-&gt;'
+has "$T/selftest" "views of the diff" "^ok$" \
+	"^diff inverted allocated: leak_some$at=4096${g}8192 grow rgb\(255,145,145\) \| phase_one$at=1048576${g}1048576 same rgb\(225,225,225\) \| .* \| temp_loop$at=10000${g}5000 shrink rgb\(145,145,255\)$" \
+	"^diff inverted allocations: .*temp_loop$at=100${g}50 shrink " \
+	"^diff inverted leaked: leak_some$at=4096${g}8192 grow rgb\(255,145,145\)$" \
+	"^diff bottom-up: 0:all=3159824${g}3158920 \| 1:temp_loop$at=10000${g}5000 \| 1:leak_some$at=4096${g}8192 \| 1:phase_one" \
+	"^diff cells: 3\.0 MiB \(-904 B\) \| 4\.9 KiB \(-4\.9 KiB\) \| 8\.0 KiB \(\+4\.0 KiB\) \| 1\.0 MiB \(\+0 B\)" \
+	"^diff search phase_two: 2 frames match: 2\.0 MiB $g 2\.0 MiB \(\+0 B\)$"
+
 # the harness sees a script error: the same page with a broken script
 sed 's/^\t.use strict.;$/&\n\tnot_defined();/' "$T/shape.html" >"$T/broken.html"
 cmp -s "$T/shape.html" "$T/broken.html" && fail "could not break the page"

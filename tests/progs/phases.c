@@ -8,7 +8,9 @@
  *   leak_some   4 KiB, never freed
  * so that bytes allocated, allocations, temporary, the peak (phase_two)
  * and leaks each put a different function first, and the live bytes at a
- * moment of the first phase differ from those of the second.
+ * moment of the first phase differ from those of the second. With an
+ * argument ("more"), for report --diff: temp_loop makes 50 only and
+ * leak_some leaks 8 KiB.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #define MIB (1 << 20)
 
 static void *volatile sink;
+static int more;
 
 int temp_loop(int x);
 int phase_one(int x);
@@ -38,7 +41,7 @@ CHAIN_FN int temp_loop(int x)
 {
 	int i;
 
-	for (i = 0; i < 100; i++) {
+	for (i = 0; i < (more ? 50 : 100); i++) {
 		sink = malloc(100);
 		free(sink);
 	}
@@ -73,14 +76,18 @@ CHAIN_FN int phase_two(int x)
 
 CHAIN_FN int leak_some(int x)
 {
-	sink = malloc(4096);
+	sink = malloc(more ? 8192 : 4096);
 	__asm__ volatile("" : "+r"(x));
 	return x + 1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	int r = temp_loop(0);
+	int r;
+
+	(void)argv;
+	more = argc > 1;
+	r = temp_loop(0);
 
 	r += phase_one(0);
 	r += phase_two(0);
