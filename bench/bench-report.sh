@@ -123,6 +123,7 @@ if [ "$stacks" -gt 0 ]; then
 		measure "$fmt" "$memtrack" report --format "$fmt" "$in"
 	done
 	measure diff "$memtrack" report --diff "$in" "$in"
+	measure diff-html "$memtrack" report --diff --format html "$in" "$in"
 	awk -v n="$events" -v seen="${seen:-0}" -v b="$bytes" -v g="$t_gen" \
 	    -v goal="$goal" -v reps="$reps" -v cpus="$(nproc)" \
 	    -v stacks="$stacks" -v elfs="${elfs:-none}" '
@@ -138,6 +139,7 @@ if [ "$stacks" -gt 0 ]; then
 	{
 		name = $1 == "decode" ? "decode only" : \
 		       $1 == "diff" ? "report --diff A A" : \
+		       $1 == "diff-html" ? "report --diff A A, html" : \
 		       "report --format " $1
 		printf "%-28s %7.1f ms %9.2f %6.1f MiB %9.1f KB\n", name,
 		       $2 / 1e3, n / $2, $3 / 1024, $4 / 1e3

@@ -25,7 +25,7 @@
 
 /* Sites in the page's data: the biggest by any figure; the others of each
  * process are summed into one, so that every total stays whole. */
-#define HTML_SITES 4000
+#define HTML_SITES 10000
 #define HTML_FIGURES 5 /* allocated, allocations, temporary, at peak, leaked */
 
 /* Figures are shown in human units; the exact value is in the title. */

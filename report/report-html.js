@@ -777,14 +777,34 @@
 			zoom(root);
 		}
 	});
+	/* a click on a top site: its whole stack under it, innermost
+	 * frame first, and a search for it in the current view */
 	if ($('sites')) {
 		$('sites').addEventListener('click', function (e) {
 			var td = e.target.closest('td.site');
+			var tr, next, cell;
 
-			if (td) {
-				search.value = td.textContent;
-				search.dispatchEvent(new Event('input'));
+			if (!td) {
+				return;
 			}
+			tr = td.parentNode;
+			next = tr.nextElementSibling;
+			if (next && next.classList.contains('stack')) {
+				next.parentNode.removeChild(next);
+			} else {
+				next = document.createElement('tr');
+				next.className = 'stack';
+				cell = document.createElement('td');
+				cell.colSpan = tr.children.length;
+				cell.className = 'site';
+				cell.style.whiteSpace = 'pre';
+				cell.textContent = td.title.split(';').reverse()
+					.join('\n');
+				next.appendChild(cell);
+				tr.parentNode.insertBefore(next, tr.nextSibling);
+			}
+			search.value = td.textContent;
+			search.dispatchEvent(new Event('input'));
 		});
 	}
 	refresh();
@@ -965,6 +985,13 @@
 		lines.push('live head: ' + $('livehead').textContent);
 		choose(view, 'top-down');
 		lines.push('top-down live: ' + treeRows());
+		th = $('sites').querySelector('td.site');
+		th.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+		lines.push('site stack: ' + $('sites').querySelector('tr.stack')
+			   .textContent.split('\n').join(' | '));
+		th.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+		lines.push('site stack closed: ' +
+			   $('sites').querySelectorAll('tr.stack').length);
 		lines.push('ok');
 		$('selftest').textContent += lines.join('\n') + '\n';
 	}

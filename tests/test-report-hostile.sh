@@ -72,13 +72,13 @@ has "$T/out" "100000 modules" "^ +allocations +100000$" \
 
 expect_exit 0 "100000 modules: html (flamegraph of 100000 callees)" -- \
 	bounded 300 60 "$MT" report --format html "$T/mods.mt"
-# the page holds 4000 sites whole and sums the others: small, totals whole
-check "100000 modules: html data of 4000 sites and one of the 96000 others, 800000 bytes" -- \
+# the page holds 10000 sites whole and sums the others: small, totals whole
+check "100000 modules: html data of 10000 sites and one of the 90000 others, 800000 bytes" -- \
 	"$PY" -c 'import json, os, re, sys
 src = open(sys.argv[1]).read()
 d = json.loads(re.search(r"<script type=\"application/json\" id=\"mt-data\">(.*?)</script>", src, re.S).group(1))
-assert len(d["sites"]) == 4001 and d["left_out"] == 96000, (len(d["sites"]), d["left_out"])
-assert d["names"][d["sites"][-1][0][-1]] == "(96000 other sites)", d["sites"][-1]
+assert len(d["sites"]) == 10001 and d["left_out"] == 90000, (len(d["sites"]), d["left_out"])
+assert d["names"][d["sites"][-1][0][-1]] == "(90000 other sites)", d["sites"][-1]
 assert sum(s[2] for s in d["sites"]) == 800000
 assert os.path.getsize(sys.argv[1]) < 2000000, os.path.getsize(sys.argv[1])' "$T/out"
 expect_exit 0 "100000 modules: diff with itself" -- \

@@ -77,33 +77,33 @@ has "$T/shape.html" "html tables" \
 grep -q '<td>1114113</td>' "$T/shape.html" &&
 	fail "html: a raw byte count in a cell" || ok "html: no raw byte count in a cell"
 
-# --- past 4000 sites the data sums the rest of each process into one ------
-# 110 processes x 40 size classes, one never-freed block each: 4400 sites
+# --- past 10000 sites the data sums the rest of each process into one -----
+# 260 processes x 40 size classes, one never-freed block each: 10400 sites
 "$PY" -c 'import json
-for pid in range(1, 111):
+for pid in range(1, 261):
     for k in range(40):
         print(json.dumps({"pid": pid, "tid": pid, "timestamp": 1000 + pid * 100 + k,
                           "addr": 4096 * (k + 1), "type": "Malloc", "size": 1 << k}))' >"$T/many.jsonl"
 "$MT" --source "replay:$T/many.jsonl" --sink "file:$T/many.mt" &&
 	"$MT" report --format html "$T/many.mt" >"$T/many.html" ||
-	fail "html of 4400 sites"
-check "html data: 4000 sites whole, the others summed per process, totals whole" -- \
+	fail "html of 10400 sites"
+check "html data: 10000 sites whole, the others summed per process, totals whole" -- \
 	"$PY" -c 'import sys, json, re
 src = open(sys.argv[1]).read()
 d = json.loads(re.search(r"<script type=\"application/json\" id=\"mt-data\">(.*?)</script>", src, re.S).group(1))
 names = d["names"]
 other = [s for s in d["sites"] if names[s[0][-1]].endswith(" other sites)")]
 assert d["left_out"] == 400, d["left_out"]
-assert len(d["sites"]) == 4000 + len(other), (len(d["sites"]), len(other))
+assert len(d["sites"]) == 10000 + len(other), (len(d["sites"]), len(other))
 assert sum(int(names[s[0][-1]].split()[0][1:]) for s in other) == 400
-assert sum(s[3] for s in d["sites"]) == 4400
-total = 110 * ((1 << 40) - 1)
+assert sum(s[3] for s in d["sites"]) == 10400
+total = 260 * ((1 << 40) - 1)
 for i, what in ((2, "allocated"), (5, "at peak"), (6, "leaked")):
     assert sum(s[i] for s in d["sites"]) == total, (what, sum(s[i] for s in d["sites"]), total)
 per = {}
 for s in d["sites"]:
     per[names[s[0][0]]] = per.get(names[s[0][0]], 0) + s[2]
-assert len(per) == 110 and set(per.values()) == {(1 << 40) - 1}, per' "$T/many.html"
+assert len(per) == 260 and set(per.values()) == {(1 << 40) - 1}, per' "$T/many.html"
 
 # --- in a browser -----------------------------------------------------------
 if ! command -v "$CHROMIUM" >/dev/null 2>&1; then
@@ -215,6 +215,9 @@ has "$T/selftest" "views: the chart and the first phase" \
 	"^live table: phase_one$at=1\.0 MiB$" \
 	"^live head: Sites live at [0-9.]+ ms: 1\.0 MiB$" \
 	"^top-down live: .* \| $m$at=1048576 \| $m$at=0 \| $m$at=0 \| $m$at=0 \| [0-9]+:leak_some$at=0$"
+has "$T/selftest" "views: a top site's whole stack, innermost first" \
+	"^site stack: phase_one$at \\| main$at \\| __libc_start_call_main.* \\| _start \\| pid [0-9]+$" \
+	"^site stack closed: 0$"
 browse "$T/phases.html" "#views=0.6,0.9"
 has "$T/selftest" "views: the second phase" "^ok$" \
 	"^live flame: 2097152 bytes; pid [0-9]+=2097152$" \
