@@ -6,11 +6,14 @@
  * alpha_alloc; with `late`, once all are loaded, 40 bytes more through
  * each, in load order (a library's code used long after it was loaded);
  * with `fork`, that late pass in a child it forks, then, once the child
- * has ended, in itself. Prints "loaded N". A profiler must record each library's
+ * has ended, in itself; with `dlmopen`, libm.so.6 in a namespace of its
+ * own once half of them are loaded, so that the later ones are listed
+ * before its objects, not after all that came before. Prints "loaded N". A profiler must record each library's
  * code once and name every one of the N blocks by alpha_alloc, called
  * from main (issue 24: past a few thousand objects the interposer's
  * fixed tables made every dlopen resend or rescan them all).
  */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +39,11 @@ int main(int argc, char **argv)
 		void *(*alloc)(size_t);
 		void *lib, *volatile p;
 
+		if (argc == 4 && !strcmp(argv[3], "dlmopen") && i == n / 2 &&
+		    !dlmopen(LM_ID_NEWLM, "libm.so.6", RTLD_NOW)) {
+			fprintf(stderr, "dl-many: dlmopen: %s\n", dlerror());
+			return 1;
+		}
 		snprintf(path, sizeof(path), "%s/l%d.so", argv[1], i);
 		lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		if (!lib) {
@@ -72,7 +80,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	for (i = 0; argc == 4 && i < n; i++) {
+	for (i = 0; argc == 4 && strcmp(argv[3], "dlmopen") && i < n; i++) {
 		void *volatile p = allocs[i](40);
 
 		(void)p;

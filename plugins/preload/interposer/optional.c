@@ -134,6 +134,19 @@ static unsigned long long seen_subs;
  * in the number of libraries, issue 24) */
 static unsigned long long settled_adds;
 static int settled;
+/*
+ * The first seen_prefix objects of the loader's list were all seen by the
+ * last pass, the last of them with program headers prefix_phdr. Objects
+ * are only added to the list, after a dlopen at its end of the base
+ * namespace, or removed (dlpi_subs, which forgets all): while the object
+ * at seen_prefix - 1 is still that one, none came before it, and a pass
+ * skips those objects without touching them (each touched every object,
+ * 5,000 libraries walked 5,000 times: issue 24). When it is another
+ * object, something was inserted (dlmopen), and the pass starts again,
+ * looking at each.
+ */
+static size_t seen_prefix;
+static const void *prefix_phdr;
 
 static inline void cpu_relax(void)
 {
@@ -230,6 +243,7 @@ static void mark_seen(uintptr_t key)
 
 static void forget_seen(void)
 {
+	seen_prefix = 0;
 	pl_addr_set_clear(&seen);
 }
 
@@ -539,7 +553,33 @@ struct pass {
 	int first;
 	int same;      /* nothing loaded since the last settled pass */
 	unsigned long long adds; /* the loader's count of objects added */
+	size_t idx;    /* of the object the walk is at */
+	size_t skip;   /* seen_prefix when the walk began; 0: none skipped */
+	int broken;    /* the prefix's last object is another one */
+	size_t contig; /* objects from the first on seen after this pass */
+	const void *contig_phdr;
 };
+
+/* 1: object idx of a walk is in the prefix seen already; the walk's
+ * callback returns at once. The first object is always looked at (its
+ * counters), and the prefix's last is checked. */
+static int skipped(struct pass *p, const struct dl_phdr_info *info)
+{
+	size_t i = p->idx++;
+
+	if (!p->skip || i == 0 || i + 1 > p->skip) {
+		return 0;
+	}
+	if (i + 1 < p->skip) {
+		p->contig = i + 1;
+		return 1;
+	}
+	if (info->dlpi_phdr != prefix_phdr) {
+		p->broken = 1;
+		return 0;
+	}
+	return 0;
+}
 
 static int is_self(const struct obj *o)
 {
@@ -562,6 +602,7 @@ static int note_defs(struct dl_phdr_info *info, size_t size, void *data)
 			 * another object's now */
 			seen_subs = info->dlpi_subs;
 			forget_seen();
+			p->skip = 0; /* nothing is known seen any more */
 			settled = 0;
 		}
 		if (size >= offsetof(struct dl_phdr_info, dlpi_adds) +
@@ -572,6 +613,12 @@ static int note_defs(struct dl_phdr_info *info, size_t size, void *data)
 				return 1; /* ends the walk */
 			}
 		}
+	}
+	if (skipped(p, info)) {
+		return 0;
+	}
+	if (p->broken) {
+		return 1; /* walked again from the start */
 	}
 	if (was_seen((uintptr_t)info->dlpi_phdr) || obj_parse(info, &o) ||
 	    is_self(&o)) {
@@ -600,12 +647,18 @@ static int bind_obj(struct dl_phdr_info *info, size_t size, void *data)
 	struct obj o;
 
 	(void)size;
-	if (was_seen((uintptr_t)info->dlpi_phdr)) {
+	if (skipped(p, info)) {
 		return 0;
+	}
+	if (p->broken) {
+		return 1; /* walked again from the start */
+	}
+	if (was_seen((uintptr_t)info->dlpi_phdr)) {
+		goto seen_now;
 	}
 	if (obj_parse(info, &o) || is_self(&o)) {
 		mark_seen((uintptr_t)info->dlpi_phdr);
-		return 0;
+		goto seen_now;
 	}
 	if (unsettled_runs < UNSETTLED_MAX && !obj_relocated(&o)) {
 		p->unsettled = 1;
@@ -615,12 +668,41 @@ static int bind_obj(struct dl_phdr_info *info, size_t size, void *data)
 	bind_rels(&o, o.rela, o.relasz);
 	mark_seen((uintptr_t)info->dlpi_phdr);
 	p->bound = 1;
+seen_now:
+	/* the prefix grows while every object is in the set (which may
+	 * not have grown: then the object is looked at each time) */
+	if (p->contig + 1 == p->idx && was_seen((uintptr_t)info->dlpi_phdr)) {
+		p->contig = p->idx;
+		p->contig_phdr = info->dlpi_phdr;
+	}
 	return 0;
+}
+
+/* A walk with cb, skipping the prefix seen; again from the start, each
+ * object looked at, when the prefix turned out to be another. */
+static void walk(int (*cb)(struct dl_phdr_info *, size_t, void *),
+		 struct pass *p)
+{
+	p->idx = 0;
+	p->skip = seen_prefix;
+	p->broken = 0;
+	p->contig = 0;
+	dl_iterate_phdr(cb, p);
+	if (p->broken) {
+		seen_prefix = 0;
+		p->idx = 0;
+		p->skip = 0;
+		p->broken = 0;
+		p->contig = 0;
+		p->first = 1;
+		p->same = 0;
+		dl_iterate_phdr(cb, p);
+	}
 }
 
 void pl_opt_rescan(void)
 {
-	struct pass p = { 0, 0, 0, 1, 0, 0 };
+	struct pass p = { .first = 1 };
 
 	if (!ntab || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) {
 		return; /* another thread's rescan does the work */
@@ -631,13 +713,15 @@ void pl_opt_rescan(void)
 	if (__atomic_exchange_n(&pl_opt_dirty, 0, __ATOMIC_SEQ_CST) == 2) {
 		idle_runs = 0;
 	}
-	dl_iterate_phdr(note_defs, &p);
+	walk(note_defs, &p);
 	if (p.grew) {
 		/* lazy stubs of objects bound before may get hooks now */
 		forget_seen();
 	}
 	if (!p.same) {
-		dl_iterate_phdr(bind_obj, &p);
+		walk(bind_obj, &p);
+		seen_prefix = p.contig;
+		prefix_phdr = p.contig_phdr;
 	}
 	if (p.unsettled) {
 		unsettled_runs++;

@@ -170,6 +170,13 @@ struct pass {
 	uint32_t records;
 	int first;     /* the next object is the main program */
 	int resend;    /* an object went away: send everything again */
+	/* the prefix of the loader's list sent already (as optional.c's
+	 * seen_prefix): objects before skip - 1 are not looked at, the one
+	 * at skip - 1 is checked to be the same */
+	size_t idx, skip;
+	int broken;
+	size_t contig; /* objects from the first on all sent after the pass */
+	const void *contig_phdr;
 };
 
 static void put(struct pass *ps, const void *data, size_t n)
@@ -235,6 +242,16 @@ static const char *object_path(struct pass *ps, const char *name,
 	return m->exe;
 }
 
+/* object at, looked at, was sent whole: the prefix may grow */
+static void sent_whole(struct pass *ps, size_t at,
+		       const struct dl_phdr_info *info)
+{
+	if (ps->contig == at) {
+		ps->contig = at + 1;
+		ps->contig_phdr = info->dlpi_phdr;
+	}
+}
+
 static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct pass *ps = data;
@@ -243,8 +260,18 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 	const char *path;
 	size_t plen = 0, bidlen;
 	uint64_t mask = ~(uint64_t)(m->page - 1);
+	size_t at = ps->idx++;
 	int i;
 
+	if (ps->skip && at > 0 && at + 1 < ps->skip) {
+		ps->contig = at + 1;
+		return 0;
+	}
+	if (ps->skip && at + 1 == ps->skip &&
+	    info->dlpi_phdr != m->prefix_phdr) {
+		ps->broken = 1; /* an object came before it: again */
+		return 1;
+	}
 	if (!ps->resend && !ps->first) {
 		/* every code segment sent already: the object's path and
 		 * build-id are not looked for (most objects, each pass) */
@@ -260,6 +287,7 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 			}
 		}
 		if (i == info->dlpi_phnum) {
+			sent_whole(ps, at, info);
 			return 0;
 		}
 	}
@@ -297,6 +325,9 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 		ps->records++;
 		pend_add(m, v[0]);
 	}
+	/* sent now: the set may not keep it (then it is sent again while
+	 * not in the prefix), but it need not be sent again */
+	sent_whole(ps, at, info);
 	return 0;
 }
 
@@ -304,7 +335,8 @@ ssize_t mtpl_maps_write(struct mtpl_maps *m, uint32_t pid, unsigned flags,
 			void *buf, size_t cap, uint32_t *records,
 			size_t *need)
 {
-	struct pass ps = { m, pid, buf, cap, 0, 0, 1, 0 };
+	struct pass ps = { .m = m, .pid = pid, .buf = buf, .cap = cap,
+			   .first = 1 };
 	size_t i;
 	struct counts c = { 0, 0 };
 
@@ -323,7 +355,20 @@ ssize_t mtpl_maps_write(struct mtpl_maps *m, uint32_t pid, unsigned flags,
 	/* the counters are read before the walk: an object added during it
 	 * shows as a change next time, and is at worst sent twice */
 	m->npend = 0;
+	ps.skip = ps.resend ? 0 : m->prefix;
 	dl_iterate_phdr(maps_cb, &ps);
+	if (ps.broken) {
+		/* an object was inserted before the prefix's end (dlmopen):
+		 * each object is looked at (no record was put: the walk
+		 * stopped before any but the main program's, sent whole) */
+		ps.len = 0;
+		ps.records = 0;
+		ps.first = 1;
+		ps.idx = ps.skip = ps.contig = 0;
+		ps.broken = 0;
+		m->npend = 0;
+		dl_iterate_phdr(maps_cb, &ps);
+	}
 	mtpl_loader_leave();
 	if (ps.len > cap) {
 		*need = ps.len;
@@ -337,6 +382,8 @@ ssize_t mtpl_maps_write(struct mtpl_maps *m, uint32_t pid, unsigned flags,
 		(void)pl_addr_set_add(&m->sent, m->pend[i]);
 	}
 	m->npend = 0;
+	m->prefix = ps.contig;
+	m->prefix_phdr = ps.contig_phdr;
 	m->adds = c.adds;
 	m->subs = c.subs;
 	m->written = 1;

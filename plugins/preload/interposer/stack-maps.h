@@ -61,6 +61,12 @@ struct mtpl_maps {
 	struct pl_addr_set sent;
 	uint64_t *pend;
 	size_t npend, pend_cap;
+	/* the first prefix objects of the loader's list were sent whole,
+	 * the last of them with program headers prefix_phdr: a pass does
+	 * not look at them again while that one is still there (issue 24:
+	 * thousands of dlopens each walked every object) */
+	size_t prefix;
+	const void *prefix_phdr;
 	long page;
 	int lock;      /* 0, or the tid holding it */
 	char exe[4096];
