@@ -37,9 +37,11 @@ check() {
 	src=$1 blocks=$2
 	shift 2
 	once=1
-	# after a dlmopen the preload source sends the code mappings of
-	# the libraries loaded later twice (it did before the walks skipped
-	# anything): that is left as known; naming them is what is checked
+	# a dlmopen changes the loader's count of unloads (dlpi_subs, twice
+	# for a new namespace), and the preload source then sends every
+	# mapping again: the libraries loaded before it are recorded three
+	# times. That is per dlmopen, not per library, and left as it is;
+	# naming every block is what is checked
 	[ "${1:-}" = dlmopen ] && once=0
 	if ! timeout 300 "$MT" --source "$src" --stacks \
 		--sink "file:$T/$src.mt" -- "$PROG" "$T/libs" "$N" "$@" \
