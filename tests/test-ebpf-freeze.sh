@@ -33,8 +33,10 @@ STRESS="$MT_BUILDDIR/tests/progs/alloc-stress"
 # the ring fills within a command; the stop mark (where a late freeze
 # becomes SIGSTOP) is 1 MiB above the high one: ~100 ms of these events
 # (a freeze waits for an RCU grace period, 10-40 ms here; with 512 KiB,
-# 2 of 56 holds were SIGSTOPs once)
-RING="--ring-size 4M --high-watermark 50% --throttle-us 1000 --chunk 64"
+# 2 of 56 holds were SIGSTOPs once); the reader takes 64 events per 2 ms, so
+# that the ring fills even when the producers get a fraction of a core
+# (at 1 ms, with the machine busy elsewhere, it did not fill once)
+RING="--ring-size 4M --high-watermark 50% --throttle-us 2000 --chunk 64"
 
 # holds NAME ERRFILE: the ring filled, every hold was a freeze
 holds() {
