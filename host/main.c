@@ -57,6 +57,9 @@ static void usage(FILE *out)
 		"  --stacks               record each allocation's call stack (ebpf: frame pointers;\n"
 		"                         preload: DWARF, whole without them)\n"
 		"  --stack-depth N        frames per stack, at most 127 (64)\n"
+		"  --sample-bytes SIZE    record a sample of the allocations, one per SIZE bytes\n"
+		"                         on average (512K, 2M; preload): the report estimates\n"
+		"  --seed N               the sampling's random seed (reproducible runs)\n"
 		"  --stats[=FILE]         print a summary at exit; FILE gets JSON lines as it runs\n"
 		"  --pid PID              attach to a running process (ebpf; repeatable) and the\n"
 		"                         children it starts; the process runs on when memtrack ends\n"
@@ -350,6 +353,8 @@ enum {
 	OPT_STATS,
 	OPT_STACKS,
 	OPT_STACK_DEPTH,
+	OPT_SAMPLE_BYTES,
+	OPT_SEED,
 	OPT_PID,
 	OPT_DURATION,
 };
@@ -370,6 +375,8 @@ static const struct option long_opts[] = {
 	{ "stats", optional_argument, NULL, OPT_STATS },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
+	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
+	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -460,6 +467,17 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STACKS:
 			if (set_source_opt(&o, MT_SOPT_STACKS, NULL)) {
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_SAMPLE_BYTES:
+			/* the source checks the size (its parser names it) */
+			if (set_source_opt(&o, MT_SOPT_SAMPLE_BYTES, optarg)) {
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_SEED:
+			if (set_source_opt(&o, MT_SOPT_SEED, optarg)) {
 				return EXIT_USAGE;
 			}
 			break;

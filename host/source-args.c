@@ -19,10 +19,16 @@
 #include "log.h"
 #include "source-args.h"
 
+/* the eBPF source traps on every call before it could skip one */
+#define SAMPLING_WHY                                                       \
+	"sampling saves nothing where every allocator call pays a uprobe's " \
+	"trap (the ebpf source); --source preload samples in the process"
+
 static const struct {
 	const char *option; /* on memtrack's command line */
 	const char *arg;    /* the source's arg */
 	uint32_t flag;      /* the source takes it */
+	const char *why;    /* said when a source does not (NULL: nothing) */
 } opts[MT_SOPT_COUNT] = {
 	[MT_SOPT_RING_SIZE] = { "--ring-size", "ring-size",
 				MT_SOURCE_TAKES_RING_SIZE },
@@ -33,6 +39,10 @@ static const struct {
 	[MT_SOPT_STACKS] = { "--stacks", "stacks", MT_SOURCE_TAKES_STACKS },
 	[MT_SOPT_STACK_DEPTH] = { "--stack-depth", "stack-depth",
 				  MT_SOURCE_TAKES_STACKS },
+	[MT_SOPT_SAMPLE_BYTES] = { "--sample-bytes", "sample-bytes",
+				   MT_SOURCE_TAKES_SAMPLING, SAMPLING_WHY },
+	[MT_SOPT_SEED] = { "--seed", "seed", MT_SOURCE_TAKES_SAMPLING,
+			   SAMPLING_WHY },
 };
 
 const char *mt_source_opt_name(enum mt_source_opt opt)
@@ -69,8 +79,10 @@ int mt_source_args(const struct mt_plugin *src, const char *spec_args,
 	*out = NULL;
 	for (i = 0; i < MT_SOPT_COUNT; i++) {
 		if (values[i] && !mt_source_takes(src, i)) {
-			mt_err("%s does not apply to source '%s'",
-			       opts[i].option, src->desc->name);
+			mt_err("%s does not apply to source '%s'%s%s",
+			       opts[i].option, src->desc->name,
+			       opts[i].why ? ": " : "",
+			       opts[i].why ? opts[i].why : "");
 			return -EINVAL;
 		}
 	}

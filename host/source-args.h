@@ -17,6 +17,8 @@ enum mt_source_opt {
 	MT_SOPT_LOW_WATERMARK,  /* --low-watermark X */
 	MT_SOPT_STACKS,         /* --stacks: stacks */
 	MT_SOPT_STACK_DEPTH,    /* --stack-depth N */
+	MT_SOPT_SAMPLE_BYTES,   /* --sample-bytes SIZE */
+	MT_SOPT_SEED,           /* --seed N */
 	MT_SOPT_COUNT,
 };
 

@@ -205,3 +205,13 @@ CLEANFILES += tests/progs/dl-optional.stamp tests/progs/dl-mimalloc-lazy.so \
 	tests/progs/dl-mimalloc-now.so
 TESTS += tests/test-preload-optional.sh
 dist_noinst_SCRIPTS += tests/test-preload-optional.sh
+
+# tests/test-sample.sh: --sample-bytes (issue 26): 50 seeded runs of
+# tests/progs/sample-mix estimate each site's bytes within 10 %, spread as
+# the Poisson sampling says; every recorded free is a sampled block's
+check_PROGRAMS += tests/progs/sample-mix
+tests_progs_sample_mix_SOURCES = tests/progs/sample-mix.c
+tests_progs_sample_mix_CFLAGS = $(WARN_CFLAGS) -O1 -fno-builtin
+tests_progs_sample_mix_LDADD = -lpthread
+TESTS += tests/test-sample.sh
+dist_noinst_SCRIPTS += tests/test-sample.sh

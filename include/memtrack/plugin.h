@@ -204,6 +204,10 @@ struct mt_target {
 					      * names =X */
 #define MT_SOURCE_TAKES_STACKS (1u << 4)     /* --stacks, --stack-depth:
 					      * stacks, stack-depth=N */
+/* --sample-bytes, --seed: sample-bytes=SIZE, seed=N (a flag added with
+ * no change of the vtable: a 1.3 host that does not know it refuses the
+ * options as for any source that does not take them) */
+#define MT_SOURCE_TAKES_SAMPLING (1u << 7)
 /*
  * Since 1.3: the source wants to see every exec and every executable file
  * mapping of the traced tree before it happens. The host installs in the

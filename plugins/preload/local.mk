@@ -91,6 +91,8 @@ plugins_preload_libmemtrack_preload_la_SOURCES = \
 	plugins/preload/interposer/optional.h \
 	plugins/preload/interposer/addr-set.h \
 	plugins/preload/interposer/ownmalloc.c \
+	plugins/preload/interposer/sample.c \
+	plugins/preload/interposer/sample.h \
 	plugins/preload/interposer/ownmalloc.h
 plugins_preload_libmemtrack_preload_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(PRELOAD_INTERPOSER_CPPFLAGS)

@@ -33,8 +33,9 @@
 
 #define PL_ENV_SHM "MEMTRACK_PRELOAD_SHM"
 #define PL_MAGIC 0x504b544du /* "MTKP" */
-#define PL_VERSION 6 /* 6: hellos are answered; 5: futex wake-ups and a
-			* heartbeat, no eventfd */
+#define PL_VERSION 7 /* 7: sampling (--sample-bytes); 6: hellos are
+			* answered; 5: futex wake-ups and a heartbeat, no
+			* eventfd */
 
 /* events of a signal handler that interrupted its thread's claim on a
  * full ring (ring.h, I4), kept per thread and put after the interrupted
@@ -186,7 +187,8 @@ struct pl_shm {
 	uint64_t waits;      /* waits for room so far */
 	uint64_t wait_ns;    /* time spent in them */
 	uint64_t dropped;    /* events lost (see ring.h: pl_emit) */
-	uint32_t pad1;
+	uint32_t sample_lost; /* sampled allocations left out: the table of
+			       * sampled blocks had no room (interpose.c) */
 	uint32_t verdict_next; /* verdicts claimed; verdict i is in slot
 				* i % PL_VERDICTS */
 	struct pl_verdict verdicts[PL_VERDICTS];
@@ -202,7 +204,16 @@ struct pl_shm {
 	/* set once by the source, before the command runs (selfdeps.c) */
 	_Alignas(PL_CACHELINE) uint32_t nself_deps;
 	char self_deps[PL_SELF_DEPS][PL_SELF_DEP_NAME];
+	/* --sample-bytes (interpose.c): one sample per sample_bytes bytes
+	 * allocated on average, 0 for every allocation; the seed of each
+	 * thread's draws when sample_flags has PL_SAMPLE_SEEDED */
+	uint64_t sample_bytes;
+	uint64_t sample_seed;
+	uint32_t sample_flags;
+	uint32_t pad3;
 };
+
+#define PL_SAMPLE_SEEDED 1u
 
 /*
  * A metadata record (an MTKT or MTKM payload, whole, header included) is

@@ -64,6 +64,7 @@
 #include "optional.h"
 #include "ownmalloc.h"
 #include "ring-put.h"
+#include "sample.h"
 #include "tsc.h"
 #include "selfdeps.h"
 #include "selfmap.h"
@@ -600,6 +601,14 @@ static void attach(void)
 		self.depth--;
 		return;
 	}
+	if (pl_sample_init(shm) < 0) {
+		fmt_uint(num, sizeof(num), (unsigned long long)my_pid);
+		say("memtrack-preload: process ", num,
+		    ": no memory for the table of sampled blocks: its allocations are not recorded\n");
+		__atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
+		self.depth--;
+		return;
+	}
 	pthread_atfork(NULL, NULL, after_fork_child);
 	__atomic_fetch_add(&shm->attached, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&state, ST_ON, __ATOMIC_RELEASE);
@@ -929,8 +938,82 @@ void _Unwind_Resume(struct _Unwind_Exception *ue)
 	abort(); /* it does not return */
 }
 
+/* The bytes an allocator call asks for, by its shape (as record()). */
+static uint64_t asked(unsigned int shape, uint64_t a, uint64_t b, uint64_t c)
+{
+	switch (shape) {
+	case SH_SIZE1:
+	case SH_MALLOCX:
+		return a;
+	case SH_SIZE2:
+	case SH_REALLOC:
+	case SH_REALLOC_NZ:
+	case SH_RALLOCX:
+	case SH_XALLOCX:
+		return b;
+	case SH_MUL12:
+		return a * b;
+	case SH_REALLOCARRAY:
+	case SH_REALLOCN_NZ:
+		return b * c;
+	case SH_POSIX_MEMALIGN:
+		return c;
+	default:
+		return 0;
+	}
+}
+
+static int resizes(unsigned int shape)
+{
+	return shape == SH_REALLOC || shape == SH_REALLOC_NZ ||
+	       shape == SH_RALLOCX || shape == SH_REALLOCARRAY ||
+	       shape == SH_REALLOCN_NZ;
+}
+
+/*
+ * What a sampled recording keeps of a call (sample.h): take, the new
+ * block is a sample; was, the old one (of a resize) was, and has been
+ * dropped from the table before the call.
+ */
+static void record_sampled(unsigned int kind, unsigned int shape,
+			   uint64_t addr, uint64_t size, uint64_t old,
+			   int take, int was, uint32_t stack)
+{
+	if (shape == SH_XALLOCX) {
+		/* resized in place: recorded as long as the block is */
+		if (was) {
+			emit(MT_EV_REALLOC, addr, size, old, MT_EVF_OLD_ADDR,
+			     stack);
+		}
+		return;
+	}
+	if (!addr) {
+		if (was && size) {
+			(void)pl_sample_keep(old); /* failed: it stays */
+		} else if (was) {
+			emit(MT_EV_FREE, old, 0, 0, 0, 0); /* realloc(p, 0) */
+		}
+		return;
+	}
+	if (take && !pl_sample_keep(addr)) {
+		take = 0; /* no room: not recorded, counted */
+	}
+	if (kind == MT_EV_REALLOC) {
+		if (take) {
+			/* from a block not recorded: as realloc(NULL, n) */
+			emit(kind, addr, size, was ? old : 0, MT_EVF_OLD_ADDR,
+			     stack);
+		} else if (was) {
+			emit(MT_EV_FREE, old, 0, 0, 0, 0);
+		}
+	} else if (take) {
+		emit(kind, addr, size, 0, 0, stack);
+	}
+}
+
 static void record(unsigned int kind, unsigned int shape, uint64_t ret,
-		   uint64_t a, uint64_t b, uint64_t c, uint32_t stack)
+		   uint64_t a, uint64_t b, uint64_t c, uint32_t stack,
+		   int take, int was)
 {
 	uint64_t addr = ret, size = 0, old = 0;
 
@@ -979,6 +1062,16 @@ static void record(unsigned int kind, unsigned int shape, uint64_t ret,
 	default:
 		return;
 	}
+	if (__builtin_expect(pl_sample_mean != 0, 0)) {
+		if ((shape == SH_REALLOC || shape == SH_REALLOCARRAY) &&
+		    !ret && old && !size) {
+			size = 0; /* realloc(p, 0) freed p */
+		} else if (!ret && resizes(shape)) {
+			size = 1; /* failed: p stays */
+		}
+		record_sampled(kind, shape, addr, size, old, take, was, stack);
+		return;
+	}
 	if ((shape == SH_REALLOC || shape == SH_REALLOCARRAY) && !ret && old &&
 	    !size) {
 		emit(MT_EV_FREE, old, 0, 0, 0, 0); /* realloc(p, 0) freed p */
@@ -996,15 +1089,19 @@ static void record(unsigned int kind, unsigned int shape, uint64_t ret,
 	}
 }
 
-/* caller: the hook's return address (scope_sym()) */
-static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
-		     uint64_t a, uint64_t b, uint64_t c, uint64_t d,
-		     const void *caller)
+/* caller: the hook's return address (scope_sym()); sampled_already: the
+ * new block is a sample (call() decided) */
+static uint64_t call_slow(struct pl_real *r, unsigned int kind,
+			  unsigned int shape, uint64_t a, uint64_t b,
+			  uint64_t c, uint64_t d, const void *caller,
+			  int sampled_already)
 {
 	pl_fn fn = __atomic_load_n(&r->fn, __ATOMIC_ACQUIRE);
 	uint32_t stack = 0;
 	uint64_t ret;
 	void *outer;
+	int take = 1, was = 0; /* sampling: the new block is a sample, the
+				* old one was (sample.h) */
 
 	if (__builtin_expect(!fn, 0)) {
 		fn = resolve(r, caller);
@@ -1045,7 +1142,8 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 	}
 	if (shape == SH_FREE) {
 		/* before the block can be handed out again */
-		if (a) {
+		if (a && (__builtin_expect(!pl_sample_mean, 1) ||
+			  pl_sample_drop(a))) {
 			emit(MT_EV_FREE, a, 0, 0, 0, 0);
 		}
 		self.depth++;
@@ -1058,10 +1156,23 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 		__attribute__((cleanup(depth_restore))) int *dp = &self.depth;
 
 		(*dp)++;
+		if (__builtin_expect(pl_sample_mean != 0, 0)) {
+			/* before the call: the old block of a resize may be
+			 * handed out again by the time it returns */
+			if (shape == SH_XALLOCX) {
+				was = pl_sample_has(a);
+			} else {
+				if (!sampled_already) {
+					take = pl_sample_take(
+						asked(shape, a, b, c));
+				}
+				was = resizes(shape) && a && pl_sample_drop(a);
+			}
+		}
 		/* before the allocator's locks; not from a handler that
 		 * interrupted our own put, nor in a vfork child
 		 * (interpose-stacks.h) */
-		if (__builtin_expect(pl_stk_on, 0) && !self.in_ring &&
+		if (__builtin_expect(pl_stk_on, 0) && take && !self.in_ring &&
 		    !pl_in_vfork &&
 		    __atomic_load_n(&shm->enabled, __ATOMIC_RELAXED)) {
 			self.own++;
@@ -1071,8 +1182,40 @@ static uint64_t call(struct pl_real *r, unsigned int kind, unsigned int shape,
 		ret = fn(a, b, c, d);
 	}
 	self.outer = outer;
-	record(kind, shape, ret, a, b, c, stack);
+	record(kind, shape, ret, a, b, c, stack, take, was);
 	return ret;
+}
+
+/*
+ * Every hook's way in. With --sample-bytes, what is not a sample costs
+ * the count down of its thread's distance to the next sample point, or
+ * a free's look-up in the table of samples, and the call: inlined in each
+ * hook (shape is a constant there), before call_slow()'s frame is built.
+ * A resize goes the slow way: its old block may be a sample.
+ */
+static inline __attribute__((always_inline)) uint64_t
+call(struct pl_real *r, unsigned int kind, unsigned int shape, uint64_t a,
+     uint64_t b, uint64_t c, uint64_t d, const void *caller)
+{
+	if (__builtin_expect(pl_sample_mean != 0, 0) && shape != SH_XALLOCX &&
+	    !resizes(shape)) {
+		pl_fn fn = __atomic_load_n(&r->fn, __ATOMIC_ACQUIRE);
+
+		if (fn && !self.depth &&
+		    !__atomic_load_n(&pl_opt_dirty, __ATOMIC_RELAXED)) {
+			if (shape == SH_FREE) {
+				if (!pl_sample_has(a) && !arena_owns(a)) {
+					return fn(a, b, c, d);
+				}
+			} else if (!pl_sample_take(asked(shape, a, b, c))) {
+				return fn(a, b, c, d);
+			} else {
+				return call_slow(r, kind, shape, a, b, c, d,
+						 caller, 1);
+			}
+		}
+	}
+	return call_slow(r, kind, shape, a, b, c, d, caller, 0);
 }
 
 #define HOOK(sym, kind, shape)                                              \

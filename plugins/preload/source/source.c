@@ -111,6 +111,10 @@ struct preload_state {
 	size_t map_size;
 	struct pl_reader rd;
 	uint32_t stack_depth; /* 0: no stacks */
+	/* --sample-bytes, --seed: a sampled recording, said in the file by
+	 * an MTKR payload before its first event */
+	uint64_t sample_bytes, sample_seed;
+	int seeded, sample_said;
 	struct pl_meta_rx meta; /* stacks and mappings (meta.c) */
 	enum pl_sys_mode sys_mode;
 	enum { CLOCK_AUTO, CLOCK_TSC, CLOCK_MONO } clock;
@@ -151,6 +155,37 @@ static int parse_stacks(struct preload_state *st, const char *tok)
 		return -EINVAL;
 	}
 	st->stack_depth = (uint32_t)v;
+	return 0;
+}
+
+/* sample-bytes=SIZE (1 to 1T), seed=N */
+static int parse_sampling(struct preload_state *st, const char *tok)
+{
+	unsigned long long v;
+	size_t size;
+	char *end;
+
+	if (!strncmp(tok, "sample-bytes=", 13)) {
+		if (mt_parse_size(tok + 13, &size) || size < 1 ||
+		    size > (1ull << 40)) {
+			plog(st, MT_LOG_ERROR,
+			     "option --sample-bytes %s: a size from 1 to 1T expected (512K, 2M)",
+			     tok + 13);
+			return -EINVAL;
+		}
+		st->sample_bytes = size;
+		return 0;
+	}
+	errno = 0;
+	v = strtoull(tok + 5, &end, 0);
+	if (errno || end == tok + 5 || *end || tok[5] == '-') {
+		plog(st, MT_LOG_ERROR,
+		     "option --seed %s: a number from 0 to 2^64 - 1 expected",
+		     tok + 5);
+		return -EINVAL;
+	}
+	st->sample_seed = v;
+	st->seeded = 1;
 	return 0;
 }
 
@@ -207,9 +242,15 @@ static int parse_args(struct preload_state *st, const char *args)
 			if (err) {
 				break;
 			}
+		} else if (!strncmp(tok, "sample-bytes=", 13) ||
+			   !strncmp(tok, "seed=", 5)) {
+			err = parse_sampling(st, tok);
+			if (err) {
+				break;
+			}
 		} else {
 			plog(st, MT_LOG_ERROR,
-			     "unknown option '%s' (known: ring-size=BYTES, syscalls=auto|bpf|libc, stacks, stack-depth=N, clock=auto|tsc|monotonic)",
+			     "unknown option '%s' (known: ring-size=BYTES, syscalls=auto|bpf|libc, stacks, stack-depth=N, sample-bytes=SIZE, seed=N, clock=auto|tsc|monotonic)",
 			     tok);
 			err = -EINVAL;
 			break;
@@ -330,6 +371,9 @@ static int make_shm(struct preload_state *st)
 	}
 	pl_ring_init(st->shm, n, header);
 	st->shm->stack_depth = st->stack_depth;
+	st->shm->sample_bytes = st->sample_bytes;
+	st->shm->sample_seed = st->sample_seed;
+	st->shm->sample_flags = st->seeded ? PL_SAMPLE_SEEDED : 0;
 	st->shm->version = PL_VERSION;
 	__atomic_store_n(&st->shm->magic, PL_MAGIC, __ATOMIC_RELEASE);
 	pl_reader_init(&st->rd, st->shm, st->tsc);
@@ -801,6 +845,43 @@ static int read_events(struct preload_state *st, struct mt_emitter *em,
 	return (int)n;
 }
 
+/*
+ * A sampled recording says so before its first event, in an "MTKR"
+ * payload (little-endian): "MTKR", u32 version (1), u32 records (1), u32
+ * FNV-1a-32 of the records, then u64 mean bytes between samples, u64
+ * seed, u32 flags (bit 0: the seed was given), u32 0. The report
+ * estimates from it (report/report.c); the reference reader skips it.
+ */
+static int say_sampled(struct preload_state *st, struct mt_emitter *em)
+{
+	unsigned char p[40] = { 'M', 'T', 'K', 'R' };
+	uint32_t v = 1, h = 2166136261u, fl = st->seeded ? 1 : 0;
+	size_t i;
+	int err;
+
+	if (!st->sample_bytes || st->sample_said) {
+		return 0;
+	}
+	memcpy(p + 4, &v, 4);
+	memcpy(p + 8, &v, 4);
+	memcpy(p + 16, &st->sample_bytes, 8);
+	memcpy(p + 24, &st->sample_seed, 8);
+	memcpy(p + 32, &fl, 4);
+	for (i = 16; i < sizeof(p); i++) {
+		h = (h ^ p[i]) * 16777619u;
+	}
+	memcpy(p + 12, &h, 4);
+	err = em->meta ? em->meta(em, p, sizeof(p)) : -ENOTSUP;
+	if (err < 0) {
+		plog(st, MT_LOG_ERROR,
+		     "cannot say the recording is sampled (the encoder takes no metadata: %s)",
+		     strerror(-err));
+		return err;
+	}
+	st->sample_said = 1;
+	return 0;
+}
+
 static int preload_read(void *state, struct mt_emitter *em, size_t max,
 			uint32_t *flags)
 {
@@ -809,6 +890,9 @@ static int preload_read(void *state, struct mt_emitter *em, size_t max,
 	int n;
 
 	(void)flags;
+	if (say_sampled(st, em) < 0) {
+		return -EPIPE;
+	}
 	__atomic_store_n(&st->shm->sleeping, 0, __ATOMIC_RELAXED);
 	if (read(st->efd, &count, sizeof(count)) < 0) {
 		/* EAGAIN: not woken, the tick */
@@ -830,6 +914,10 @@ static int preload_drain(void *state, struct mt_emitter *em)
 	uint64_t end = pl_ring_unread(&st->rd) + st->rd.tail;
 	uint64_t t0 = pl_now_ns(), last = st->rd.tail;
 	int n;
+
+	if (say_sampled(st, em) < 0) {
+		return -EPIPE;
+	}
 
 	if (st->sys) {
 		return pl_syscalls_drain(st->sys, &st->rd, em);
@@ -918,6 +1006,11 @@ static void say_lost(struct preload_state *st)
 		     "%llu events of signal handlers lost: more than %d came while their thread was writing to a full ring",
 		     (unsigned long long)handlers, PL_PENDING);
 	}
+	if (st->shm && __atomic_load_n(&st->shm->sample_lost, __ATOMIC_RELAXED)) {
+		plog(st, MT_LOG_WARN,
+		     "%u sampled allocations not recorded: a process's table of sampled blocks had no room; the estimates are that much low",
+		     __atomic_load_n(&st->shm->sample_lost, __ATOMIC_RELAXED));
+	}
 	if (pl_pidns_untranslated(st->pidns)) {
 		plog(st, MT_LOG_WARN,
 		     "%llu events of processes in other pid namespaces keep their namespace's ids: the threads were gone before memtrack could find them in /proc",
@@ -997,7 +1090,7 @@ static void preload_destroy(void *state)
 static const struct mt_source_ops preload_ops = {
 	MT_OPS_HEADER(mt_source_ops),
 	.flags = MT_SOURCE_NEEDS_COMMAND | MT_SOURCE_TAKES_RING_SIZE |
-		 MT_SOURCE_TAKES_STACKS,
+		 MT_SOURCE_TAKES_STACKS | MT_SOURCE_TAKES_SAMPLING,
 	.create = preload_create,
 	.start = preload_start,
 	.poll_fd = preload_poll_fd,

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --sample-bytes (see sample.h).
+ *
+ * Each thread counts down the bytes to its next sample point; the
+ * distance is drawn from an exponential distribution of mean N, so the
+ * points form a Poisson process over the bytes the thread allocates and
+ * whether an allocation is sampled does not depend on what came before
+ * it. With --seed S the draws of a process's k-th thread to sample start
+ * from S and k: a single-threaded program samples the same allocations in
+ * every run.
+ *
+ * The recorded blocks are kept in one open-addressing table of addresses
+ * per process (mapped at attach, MAP_NORESERVE: pages are touched as they
+ * are used), with linear probing: a free looks at the slots from its home
+ * on and stops at the first empty one (PL_SAMPLE_PROBES at most,
+ * sample.h), which for a table far from full is the first it looks at.
+ * Insertion claims an empty or a freed slot with a
+ * compare-and-swap, removal marks the slot freed: no lock, and a block
+ * freed by another thread than its allocator's is found (the program's own
+ * synchronisation orders the allocation's insertion before the free).
+ * A table that cannot take a block leaves it unrecorded, counted.
+ *
+ * No libm in the traced process: the logarithm is computed here.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+#include "sample.h"
+#include "selfmap.h"
+
+uint64_t pl_sample_mean;
+uint64_t *pl_sample_table;
+__thread __attribute__((tls_model("initial-exec"))) struct pl_sampler pl_sampler;
+static uint64_t seed;
+static int seeded;
+static uint32_t threads; /* threads that drew so far */
+static uint32_t *lost;
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * ln(u) for u in (0, 1]: u = m * 2^e with m in [1, 2), ln(m) =
+ * 2 atanh(z) with z = (m - 1) / (m + 1) <= 1/3, whose series to z^11 is
+ * within 2e-7 of it: far closer than a sampling needs.
+ */
+static double ln_unit(double u)
+{
+	uint64_t bits;
+	double m, z, z2;
+	int e;
+
+	memcpy(&bits, &u, sizeof(bits));
+	e = (int)((bits >> 52) & 0x7ff) - 1023;
+	bits = (bits & ((1ull << 52) - 1)) | (1023ull << 52);
+	memcpy(&m, &bits, sizeof(m));
+	z = (m - 1) / (m + 1);
+	z2 = z * z;
+	return e * 0.69314718055994530942 +
+	       z * (2 + z2 * (2.0 / 3 + z2 * (2.0 / 5 + z2 * (2.0 / 7 +
+		    z2 * (2.0 / 9 + z2 * (2.0 / 11))))));
+}
+
+/* The distance to the next sample point: -ln(U) N, U uniform in (0, 1]. */
+int64_t pl_sample_draw(void)
+{
+	double u = (double)((splitmix(&pl_sampler.rng) >> 11) + 1) * 0x1p-53;
+	double d = -ln_unit(u) * (double)pl_sample_mean;
+
+	/* U >= 2^-53: d is at most 37 N, which N <= 2^40 keeps in range */
+	return (int64_t)d + 1;
+}
+
+void pl_sample_thread(void)
+{
+	uint32_t k = __atomic_fetch_add(&threads, 1, __ATOMIC_RELAXED);
+	const unsigned char *r = (const unsigned char *)getauxval(AT_RANDOM);
+	uint64_t s = seed ^ ((uint64_t)k * 0xd1342543de82ef95ull);
+
+	if (!seeded) {
+		uint64_t a = 0;
+
+		if (r) {
+			memcpy(&a, r, sizeof(a));
+		}
+		s ^= a ^ (uint64_t)(uintptr_t)&pl_sampler;
+#if defined(__x86_64__)
+		s ^= __builtin_ia32_rdtsc();
+#endif
+	}
+	pl_sampler.rng = s;
+	pl_sampler.left = pl_sample_draw();
+	pl_sampler.ready = 1;
+}
+
+int pl_sample_init(struct pl_shm *shm)
+{
+	uint64_t mean = __atomic_load_n(&shm->sample_bytes, __ATOMIC_RELAXED);
+
+	if (!mean) {
+		return 0;
+	}
+	/* what the source set before the command ran, read once */
+	seed = __atomic_load_n(&shm->sample_seed, __ATOMIC_RELAXED);
+	seeded = (__atomic_load_n(&shm->sample_flags, __ATOMIC_RELAXED) &
+		  PL_SAMPLE_SEEDED) != 0;
+	if (mean > (1ull << 40)) {
+		mean = 1ull << 40; /* the source allows no more */
+	}
+	pl_sample_table = pl_self_map(PL_SAMPLE_SLOTS * sizeof(uint64_t),
+				      MAP_NORESERVE);
+	if (!pl_sample_table) {
+		return -ENOMEM;
+	}
+	lost = &shm->sample_lost;
+	__atomic_store_n(&pl_sample_mean, mean, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int pl_sample_keep(uint64_t addr)
+{
+	uint64_t h = pl_sample_home(addr), i, v;
+
+	for (i = 0; i < PL_SAMPLE_PROBES; i++) {
+		uint64_t *slot =
+			&pl_sample_table[(h + i) & (PL_SAMPLE_SLOTS - 1)];
+
+		v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+		while (v == 0 || v == PL_SAMPLE_FREED) {
+			if (__atomic_compare_exchange_n(slot, &v, addr, 0,
+							__ATOMIC_RELEASE,
+							__ATOMIC_RELAXED)) {
+				return 1;
+			}
+		}
+	}
+	__atomic_fetch_add(lost, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int pl_sample_drop(uint64_t addr)
+{
+	uint64_t *slot = pl_sample_find(addr), v = addr;
+
+	return slot && __atomic_compare_exchange_n(slot, &v, PL_SAMPLE_FREED, 0,
+						   __ATOMIC_RELAXED,
+						   __ATOMIC_RELAXED);
+}
