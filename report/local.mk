@@ -33,7 +33,7 @@ report_libmtreport_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host \
 report_libmtreport_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS) \
 	$(LIBDW_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
 report_libmtreport_la_LIBADD = common/libmtcommon.la host/libmthost.la \
-	$(LIBELF_LIBS) $(LIBDW_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
+	$(LIBELF_LIBS) $(LIBDW_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) -lm
 
 # the html page's script, written as JavaScript, included as a C string
 BUILT_SOURCES += report/report-html.js.h

@@ -6,6 +6,7 @@
 #ifndef MT_REPORT_REPORT_ANALYZE_H
 #define MT_REPORT_REPORT_ANALYZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <memtrack/event.h>
@@ -24,6 +25,10 @@ int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n);
  * it). Returns 0 or -ENOMEM. */
 int mt_rep_on_meta(void *ctx, unsigned int variant, const void *data,
 		   size_t len);
+/* A payload that changes how the events after it count (the sampling
+ * record, "MTKR"): mt_rep_decode() hands it to mt_rep_on_meta() once
+ * the analysis has taken every event before it, not beside them. */
+bool mt_rep_meta_ordered(const void *data, size_t len);
 /* Completes the figures (sites' bytes at the peak); the model stays valid
  * until mt_rep_free(). */
 struct mt_rep *mt_rep_finish(struct mt_rep_state *st);

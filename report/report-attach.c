@@ -24,8 +24,9 @@
 #define HDR 16
 #define REC 16
 
-static uint32_t fnv1a(const unsigned char *p, size_t n)
+uint32_t mt_rep_fnv1a(const void *data, size_t n)
 {
+	const unsigned char *p = data;
 	uint32_t h = 2166136261u;
 
 	while (n--) {
@@ -51,7 +52,7 @@ int mt_rep_marks_meta(struct mt_rep_marks *k, const void *data, size_t len,
 
 	if (len < HDR || rd32(p + 4) != 1 || (len - HDR) % REC ||
 	    rd32(p + 8) != (len - HDR) / REC ||
-	    rd32(p + 12) != fnv1a(p + HDR, len - HDR)) {
+	    rd32(p + 12) != mt_rep_fnv1a(p + HDR, len - HDR)) {
 		k->damaged++;
 		if (!k->warned) {
 			mt_warn("%s: damaged attach metadata ignored: frees of blocks allocated before an attach show as unmatched",

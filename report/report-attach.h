@@ -48,4 +48,7 @@ void mt_rep_marks_apply(struct mt_rep_marks *k, struct mt_rep *r);
 
 void mt_rep_marks_free(struct mt_rep_marks *k);
 
+/* The checksum of the records of an MTKA, MTKT, MTKM or MTKR payload. */
+uint32_t mt_rep_fnv1a(const void *data, size_t len);
+
 #endif /* MT_REPORT_REPORT_ATTACH_H */

@@ -8,7 +8,10 @@
  * first hundred bytes are two sites.
  *
  * A side recorded from an attach (memtrack --pid) is said to be: its
- * sites count only what was allocated after the attach.
+ * sites count only what was allocated after the attach. A sampled side
+ * (memtrack --sample-bytes) is said to be, and a diff of a sampled side
+ * with an unsampled one says that it compares estimates with exact
+ * figures.
  *
  * Sums saturate at 2^64 - 1 (mt_rep_sat_add()); a delta is exact, its
  * sign apart from its size, so that no difference of two such figures
@@ -148,6 +151,39 @@ static void attach_line(FILE *out, char name, const struct mt_rep *r)
 		n == 1 ? "it" : "they");
 }
 
+/* memtrack --sample-bytes: a side's figures are estimates */
+static void sample_lines(FILE *out, struct mt_rep *side[2])
+{
+	unsigned int k;
+
+	for (k = 0; k < 2; k++) {
+		if (side[k]->sample_bytes) {
+			fprintf(out, "%c: sampled, one allocation per %" PRIu64 " B on average: its figures are estimates\n",
+				"AB"[k], side[k]->sample_bytes);
+		}
+	}
+	if (!side[0]->sample_bytes != !side[1]->sample_bytes) {
+		fprintf(out, "%c is sampled and %c is not: the deltas compare estimates with exact figures\n",
+			side[0]->sample_bytes ? 'A' : 'B',
+			side[0]->sample_bytes ? 'B' : 'A');
+	}
+}
+
+static void json_sampled(FILE *out, const char *key, const struct mt_rep *r)
+{
+	fprintf(out, ",\"%s\":", key);
+	if (!r->sample_bytes) {
+		fprintf(out, "null");
+		return;
+	}
+	fprintf(out, "{\"mean_bytes\":%" PRIu64 ",\"seed\":", r->sample_bytes);
+	if (r->sample_has_seed) {
+		fprintf(out, "%" PRIu64 "}", r->sample_seed);
+	} else {
+		fprintf(out, "null}");
+	}
+}
+
 static void text_row(FILE *out, const uint64_t bytes[2],
 		     const uint64_t count[2], const char *name)
 {
@@ -252,6 +288,15 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 			a->nattached || b->nattached ? "true" : "false",
 			a->nattached ? "true" : "false",
 			b->nattached ? "true" : "false");
+		/* only when a side is sampled: as it was otherwise */
+		if (a->sample_bytes || b->sample_bytes) {
+			fprintf(out, ",\"sampled\":true");
+			json_sampled(out, "sampled_a", a);
+			json_sampled(out, "sampled_b", b);
+			fprintf(out, ",\"estimates_vs_exact\":%s",
+				!a->sample_bytes != !b->sample_bytes ? "true" :
+								     "false");
+		}
 		fprintf(out, ",\"saturated\":%s",
 			tb[0] == UINT64_MAX || tb[1] == UINT64_MAX ? "true" :
 								     "false");
@@ -270,6 +315,7 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 				attach_line(out, "AB"[k], side[k]);
 			}
 		}
+		sample_lines(out, side);
 		if (tb[0] == UINT64_MAX || tb[1] == UINT64_MAX) {
 			fprintf(out, "%" PRIu64 " B: saturated, at least that many\n",
 				UINT64_MAX);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "report-map.h"
 #include "report-model.h"
 
@@ -70,6 +71,12 @@ int mt_rep_collapsed(FILE *out, struct mt_rep *r,
 
 	if (!order) {
 		return -ENOMEM;
+	}
+	/* the format has no room for a note (a line that is not "stack
+	 * weight" is an error to flamegraph.pl and inferno): stderr says it */
+	if (r->sample_bytes) {
+		mt_warn("%s: sampled recording (one allocation per %" PRIu64 " B on average): the weights are estimates",
+			r->path, r->sample_bytes);
 	}
 	for (i = 0; i < r->nsites; i++) {
 		const struct mt_rep_site *s = &r->sites[order[i].idx];

@@ -486,6 +486,10 @@ static void page_begin(FILE *out, const char *title, const char *suffix)
 
 static void page_notes(FILE *out, const struct mt_rep *r, const char *which)
 {
+	if (r->sample_bytes) {
+		fprintf(out, "<p><strong>%sSampled recording: one allocation per %" PRIu64 " B on average (--sample-bytes); the allocation figures are estimates.</strong></p>\n",
+			which, r->sample_bytes);
+	}
 	if (r->damaged) {
 		fprintf(out, "<p><strong>%sDamaged file: this covers the %" PRIu64 " events before the damage.</strong></p>\n",
 			which, r->events);

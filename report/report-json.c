@@ -11,6 +11,11 @@
  * with the attach's time (below 0 when it came before the first event);
  * its frees of blocks the recording lacks are "frees_before_attach", its
  * "unmatched_frees" 0.
+ *
+ * A sampled recording (memtrack --sample-bytes) has "sampled": its mean
+ * bytes between samples and its seed (null when none was given); its
+ * allocation figures (counts, bytes, peaks, leaks, the timeline's heap)
+ * are then estimates. An unsampled one has no "sampled" at all.
  */
 #include "config.h"
 
@@ -125,6 +130,16 @@ int mt_rep_json(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		",\"saturated\":%s,\"events\":%" PRIu64,
 		r->damaged ? "true" : "false", r->damaged_meta,
 		mt_rep_saturated(r) ? "true" : "false", r->events);
+	/* only when sampled: an unsampled recording's json is as it was */
+	if (r->sample_bytes) {
+		fprintf(out, ",\"sampled\":{\"mean_bytes\":%" PRIu64 ",\"seed\":",
+			r->sample_bytes);
+		if (r->sample_has_seed) {
+			fprintf(out, "%" PRIu64 "}", r->sample_seed);
+		} else {
+			fprintf(out, "null}");
+		}
+	}
 	if (o->has_pid) {
 		fprintf(out, ",\"pid_filter\":%d", (int)o->pid);
 	}

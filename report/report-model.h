@@ -132,6 +132,13 @@ struct mt_rep {
 	bool damaged;      /* the decoder stopped early */
 	bool too_many;     /* processes beyond MT_REP_MAX_PROCS left out */
 	uint64_t damaged_meta; /* metadata payloads left out as damaged */
+	/* a sampled recording ("MTKR", memtrack --sample-bytes): one
+	 * allocation recorded per sample_bytes bytes allocated on average,
+	 * and the allocation figures are estimates (report.c); 0: every
+	 * allocation is in the recording */
+	uint64_t sample_bytes;
+	uint64_t sample_seed;
+	bool sample_has_seed;
 	size_t nattached;  /* processes with an attach mark */
 	bool have_t0;
 	uint64_t t0;       /* absolute timestamp of the first event */

@@ -90,12 +90,22 @@ static int feed(void *ctx, const struct mt_event *ev, size_t n)
 	return 0;
 }
 
-/* metadata comes on the decoder's thread; the analysis does not use it */
+/* metadata comes on the decoder's thread; the analysis does not use it,
+ * but for a payload that changes how the events after it count: that one
+ * waits until the analysis has taken every batch before it (it takes the
+ * next one under the lock, after this) */
 static int feed_meta(void *ctx, unsigned int variant, const void *data,
 		     size_t len)
 {
 	struct pipe *p = ctx;
 
+	if (mt_rep_meta_ordered(data, len)) {
+		pthread_mutex_lock(&p->lock);
+		while (p->tail != p->head) {
+			pthread_cond_wait(&p->cond, &p->lock);
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
 	return mt_rep_on_meta(p->st, variant, data, len);
 }
 

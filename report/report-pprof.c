@@ -9,7 +9,9 @@
  * values are signed: one above 2^63 - 1 is given as 2^63 - 1, and the
  * profile's comment says that values saturated. A process recorded from
  * an attach on (memtrack --pid) has a comment that says so and counts its
- * frees of blocks from before it.
+ * frees of blocks from before it. Of a sampled recording (memtrack
+ * --sample-bytes N) the values are the estimates, the period N bytes of
+ * space, and a comment says so.
  *
  * A stack's frames become locations (one per frame: its address, in the
  * mapping of the process it was in, with the file's build-id) whose lines
@@ -538,7 +540,7 @@ int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 		{ "inuse_objects", "count" }, { "inuse_space", "bytes" },
 	};
 	ValueType vt[4], *vtp[4], period;
-	int64_t *comments = NULL;
+	int64_t *comments = NULL, period_v;
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct pp pp = { .r = r };
 	struct mt_rep_proc total;
@@ -577,9 +579,24 @@ int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	}
 	mt_rep_total(r, &total);
 	prof.duration_nanos = value(&pp, total.last_ts);
-	comments = calloc(1 + r->nattached, sizeof(*comments));
+	comments = calloc(2 + r->nattached, sizeof(*comments));
 	if (!comments) {
 		goto end;
+	}
+	/* as Go writes a sampled heap profile: the mean bytes between
+	 * samples, the values already scaled up (pprof does not scale them
+	 * again); before the comments, which say whether it saturated */
+	period_v = r->sample_bytes ? value(&pp, r->sample_bytes) : 1;
+	if (r->sample_bytes) {
+		char said[160];
+
+		snprintf(said, sizeof(said),
+			 "sampled recording: one allocation per %" PRIu64 " B on average (memtrack --sample-bytes); values are estimates, unbiased as Go's heap profile",
+			 r->sample_bytes);
+		comments[prof.n_comment] = str_id(&pp, said);
+		if (comments[prof.n_comment++] < 0) {
+			goto end;
+		}
 	}
 	if (pp.saturated) {
 		comments[prof.n_comment] = str_id(&pp, "values above 2^63 - 1 saturated: at least that");
@@ -590,7 +607,7 @@ int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	/* inuse is what was allocated after the attach and is live: the
 	 * blocks from before are not in the recording, and their frees
 	 * take nothing off */
-	for (i = 0; i < r->nprocs && prof.n_comment <= r->nattached; i++) {
+	for (i = 0; i < r->nprocs && prof.n_comment <= 1 + r->nattached; i++) {
 		char said[256];
 
 		if (!r->procs[i].attached) {
@@ -608,7 +625,7 @@ int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	prof.n_sample_type = 4;
 	prof.sample_type = vtp;
 	prof.period_type = &period;
-	prof.period = 1;
+	prof.period = period_v;
 	prof.n_sample = pp.nsmp;
 	prof.sample = pp.smp;
 	prof.n_mapping = pp.nmap;

@@ -282,6 +282,11 @@ int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 	mt_rep_xml_str(out, r->path);
 	fprintf(out, "</title>\n");
 	chart(out, r, &c);
+	if (r->sample_bytes) {
+		/* right of the chart's heading, above it */
+		fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-weight=\"bold\">Sampled recording: one allocation per %" PRIu64 " B on average; figures are estimates</text>\n",
+			WIDTH - RIGHT, CHART_TOP - 15, r->sample_bytes);
+	}
 	fprintf(out, "<text x=\"%d\" y=\"%d\" class=\"h\">Allocations by %s (flamegraph; hover for figures)</text>\n",
 		LEFT, flame_top - 15,
 		o->weight == MT_REPORT_COUNT ? "count" : "bytes");

@@ -2,7 +2,9 @@
 /*
  * memtrack report --format text: the summary for a person, per process and
  * in total, then the largest allocations, the size histogram and the top
- * sites. Figures are exact (bytes, counts) with a human unit beside.
+ * sites. Figures are exact (bytes, counts) with a human unit beside; of
+ * a sampled recording, the allocation figures are estimates, as its first
+ * line says.
  *
  * A site is printed the way a stack is read: its figures and the frame
  * that names it (mt_rep_site_name(): the allocator and its wrappers
@@ -230,6 +232,15 @@ int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	int err;
 
 	memset(f, 0, sizeof(f));
+	/* first, before any figure it changes the meaning of */
+	if (r->sample_bytes) {
+		fprintf(out, "sampled: one allocation per %" PRIu64 " B on average (--sample-bytes",
+			r->sample_bytes);
+		if (r->sample_has_seed) {
+			fprintf(out, ", seed %" PRIu64, r->sample_seed);
+		}
+		fprintf(out, "); allocation figures are estimates\n");
+	}
 	for (i = 0; i < r->nprocs; i++) {
 		const struct mt_rep_proc *p = &r->procs[i];
 

@@ -21,6 +21,18 @@
  * (live, mapped) are kept exact in 128 bits and saturated once, at the
  * end (mt_rep_finish()), so that a part is never more than its whole.
  *
+ * A sampled recording (an MTKR payload, memtrack --sample-bytes N) holds
+ * the allocations that crossed a sample point of a Poisson process of
+ * mean N over the bytes allocated, and the frees of those blocks: an
+ * allocation of s bytes was recorded with probability p = 1 - exp(-s/N)
+ * and stands for 1/p allocations and s/p bytes (Go's runtime unbiases its
+ * heap profile so). Its estimated bytes, rounded once, go wherever its
+ * size goes when every allocation is recorded, and its 1/p wherever a 1
+ * goes, in fixed point (struct fx): a block's free takes away exactly what
+ * its allocation added, figured again from its size, and fractions add up
+ * instead of rounding at each event. An unsampled recording never takes
+ * those paths: its figures are what they always were.
+ *
  * Per event: two or three hash lookups (process and thread cached, the live
  * block, its site), no allocation except when a table grows.
  */
@@ -28,12 +40,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
+#include "log.h"
 #include "report-analyze.h"
 #include "report-attach.h"
 #include "report-map.h"
@@ -53,6 +67,30 @@ struct thread {
 	uint64_t last_alloc; /* address of its latest allocation, 0: none */
 };
 
+/*
+ * Counts of a sampled recording, in FX_ONE-ths of an allocation: exact
+ * sums of the weights, rounded once by mt_rep_finish(). A weight is at
+ * most 2^32 + 1 allocations (FX_MAX), so 2^59 blocks, more than memory
+ * holds, still fit a level.
+ */
+#define FX_ONE ((mt_rep_level)1 << 32)
+#define FX_MAX (FX_ONE + ((mt_rep_level)1 << 64))
+#define MTKR_LEN 40
+
+struct fx_proc {
+	mt_rep_level allocs, frees, temporary, live_blocks;
+};
+
+struct fx_site {
+	mt_rep_level count, temporary, live_blocks, snap_blocks;
+};
+
+/* What one recorded allocation stands for. */
+struct weight {
+	uint64_t bytes;  /* estimated, rounded, saturated */
+	mt_rep_level n;  /* allocations, FX_ONE-ths */
+};
+
 struct mt_rep_state {
 	struct mt_rep rep;
 	const struct mt_report_opts *opts;
@@ -70,8 +108,69 @@ struct mt_rep_state {
 	uint64_t series_buckets; /* allocated, all processes */
 	/* the decoder's thread fills it, mt_rep_finish() applies it */
 	struct mt_rep_marks marks;
+	/* a sampled recording's counts, parallel to rep.procs and
+	 * rep.sites (NULL when not sampled) */
+	struct fx_proc *fxp;
+	struct fx_site *fxs;
+	size_t fxp_cap, fxs_cap;
+	mt_rep_level fx_hist[MT_REP_CLASSES];
+	uint64_t sample_damaged; /* MTKR payloads left out */
+	bool sample_warned, sample_warned_bad;
 	int err;
 };
+
+/*
+ * The weight of a recorded allocation of size bytes: 1/p allocations and
+ * size/p bytes, p = 1 - exp(-size/N). 1/p is 1 + 1/expm1(size/N): the
+ * part over the allocation itself keeps its precision for every size (a
+ * size of 2^63 stays exact, where size/p in a double would not). A size
+ * of 0 never crosses a sample point; if one is recorded all the same it
+ * stands for itself.
+ */
+static struct weight weigh(const struct mt_rep *r, uint64_t size)
+{
+	struct weight w = { size, FX_ONE };
+	double more, extra;
+
+	if (!r->sample_bytes || !size) {
+		return w;
+	}
+	more = 1.0 / expm1((double)size / (double)r->sample_bytes);
+	extra = (double)size * more + 0.5;
+	w.bytes = extra >= 0x1p64 ? UINT64_MAX :
+				    mt_rep_sat_add(size, (uint64_t)extra);
+	more = more * 0x1p32 + 0.5;
+	w.n = more >= 0x1p64 ? FX_MAX : FX_ONE + (mt_rep_level)more;
+	return w;
+}
+
+/* A count from FX_ONE-ths, rounded to the nearest, saturated. */
+static uint64_t fx_count(mt_rep_level v)
+{
+	return mt_rep_sat((v + FX_ONE / 2) >> 32);
+}
+
+/* Room in the fixed-point counts for every process and site so far. */
+static int fx_room(struct mt_rep_state *st)
+{
+	struct mt_rep *r = &st->rep;
+	void *g;
+
+	/* (at least one of each: a NULL fxp says "not sampled") */
+	g = mt_array_grow(st->fxp, &st->fxp_cap, r->nprocs + 1,
+			  sizeof(*st->fxp));
+	if (!g) {
+		return -ENOMEM;
+	}
+	st->fxp = g;
+	g = mt_array_grow(st->fxs, &st->fxs_cap, r->nsites + 1,
+			  sizeof(*st->fxs));
+	if (!g) {
+		return -ENOMEM;
+	}
+	st->fxs = g;
+	return 0;
+}
 
 unsigned int mt_rep_class(uint64_t size)
 {
@@ -547,6 +646,10 @@ static struct mt_rep_proc *get_proc(struct mt_rep_state *st, int32_t pid)
 			}
 			st->class_site = cs;
 		}
+		if (st->fxp && fx_room(st) < 0) {
+			st->err = -ENOMEM;
+			return NULL;
+		}
 		if (mt_idx_put(&st->proc_idx, (uint32_t)pid,
 			       (uint32_t)r->nprocs) < 0) {
 			st->err = -ENOMEM;
@@ -617,6 +720,9 @@ static int64_t get_site(struct mt_rep_state *st, int32_t pid, uint32_t id)
 		}
 		r->sites = s;
 	}
+	if (st->fxp && fx_room(st) < 0) {
+		return -ENOMEM;
+	}
 	if (mt_idx_put(&st->site_idx, key, (uint32_t)r->nsites) < 0) {
 		return -ENOMEM;
 	}
@@ -634,12 +740,20 @@ static int64_t get_site(struct mt_rep_state *st, int32_t pid, uint32_t id)
  * the latest peak still holds what it held at that peak: remember it.
  * At the end, a site unchanged since the latest peak holds it now.
  */
-static inline void note_site_change(struct mt_rep *r, struct mt_rep_site *s)
+static inline void note_site_change(struct mt_rep_state *st,
+				    struct mt_rep_site *s)
 {
+	struct mt_rep *r = &st->rep;
+
 	if (s->gen != r->peak_gen) {
 		s->lv_snap = s->lv_live;
 		s->snap_blocks = s->live_blocks;
 		s->gen = r->peak_gen;
+		if (st->fxs) {
+			struct fx_site *x = &st->fxs[s - r->sites];
+
+			x->snap_blocks = x->live_blocks;
+		}
 	}
 }
 
@@ -709,44 +823,83 @@ static void cp_note(struct mt_rep *r, struct mt_rep_site *s, uint64_t ts)
 	}
 }
 
+/* A live block of s (the allocation the slot holds) is gone: freed, or
+ * its address allocated again. Returns the bytes it took off. */
+static uint64_t block_gone(struct mt_rep_state *st, struct mt_rep_proc *p,
+			   struct mt_rep_site *s, const struct mt_live_slot *slot,
+			   struct weight *w)
+{
+	struct mt_rep *r = &st->rep;
+
+	/* the slot keeps the recorded size: weighed again, it takes off
+	 * exactly what its allocation added */
+	*w = (struct weight){ slot->size, FX_ONE };
+	if (st->fxp) {
+		*w = weigh(r, slot->size);
+		st->fxs[s - r->sites].live_blocks -= w->n;
+		st->fxp[p - r->procs].live_blocks -= w->n;
+	} else {
+		s->live_blocks--;
+		p->live_blocks--;
+	}
+	s->lv_live -= w->bytes;
+	p->lv_live -= w->bytes;
+	r->lv_live -= w->bytes;
+	return w->bytes;
+}
+
+/* of_realloc: the old block of a realloc, which a sampled recording
+ * need not hold (only the new block crossed a sample point) */
 static void on_free(struct mt_rep_state *st, struct mt_rep_proc *p,
-		    uint64_t addr, uint64_t ts)
+		    uint64_t addr, uint64_t ts, bool of_realloc)
 {
 	struct mt_rep *r = &st->rep;
 	struct mt_live_slot *slot;
 	struct mt_rep_site *s;
 	struct thread *t;
+	struct weight w;
 
 	if (addr == 0) {
 		return;
 	}
 	if (!st->live.slots) {
-		p->unmatched_frees++;
+		if (!(of_realloc && st->fxp)) {
+			p->unmatched_frees++;
+		}
 		return;
 	}
 	slot = mt_live_find(&st->live, p->pid, addr);
 	if (!slot->addr) {
-		p->unmatched_frees++;
+		if (!(of_realloc && st->fxp)) {
+			p->unmatched_frees++;
+		}
 		return;
 	}
 	s = &r->sites[slot->site];
-	note_site_change(r, s);
+	note_site_change(st, s);
 	if (r->want_cp) {
 		cp_note(r, s, ts);
 	}
-	s->lv_live -= slot->size;
-	s->live_blocks--;
-	p->frees++;
-	p->bytes_freed = mt_rep_sat_add(p->bytes_freed, slot->size);
-	p->lv_live -= slot->size;
-	p->live_blocks--;
-	r->lv_live -= slot->size;
+	p->bytes_freed = mt_rep_sat_add(p->bytes_freed,
+					block_gone(st, p, s, slot, &w));
 	/* the allocating thread by index: no lookup on the free path */
 	t = &st->threads[slot->thread];
-	if (t->last_alloc == addr) {
-		p->temporary++;
-		s->temporary++;
-		t->last_alloc = 0;
+	if (st->fxp) {
+		struct fx_proc *x = &st->fxp[p - r->procs];
+
+		x->frees += w.n;
+		if (t->last_alloc == addr) {
+			x->temporary += w.n;
+			st->fxs[s - r->sites].temporary += w.n;
+			t->last_alloc = 0;
+		}
+	} else {
+		p->frees++;
+		if (t->last_alloc == addr) {
+			p->temporary++;
+			s->temporary++;
+			t->last_alloc = 0;
+		}
 	}
 	mt_live_remove(&st->live, slot);
 }
@@ -774,6 +927,7 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 {
 	struct mt_rep *r = &st->rep;
 	unsigned int cls = mt_rep_class(ev->size);
+	struct weight w = { ev->size, FX_ONE }, gone;
 	struct mt_live_slot *slot;
 	struct mt_rep_site *s;
 	struct thread *t;
@@ -782,10 +936,17 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 	if (ev->addr == 0) {
 		return 0;
 	}
-	p->allocs++;
-	p->bytes_allocated = mt_rep_sat_add(p->bytes_allocated, ev->size);
-	r->hist_count[cls]++;
-	r->hist_bytes[cls] = mt_rep_sat_add(r->hist_bytes[cls], ev->size);
+	if (st->fxp) {
+		w = weigh(r, ev->size);
+		st->fxp[p - r->procs].allocs += w.n;
+		st->fx_hist[cls] += w.n;
+	} else {
+		p->allocs++;
+		r->hist_count[cls]++;
+	}
+	p->bytes_allocated = mt_rep_sat_add(p->bytes_allocated, w.bytes);
+	r->hist_bytes[cls] = mt_rep_sat_add(r->hist_bytes[cls], w.bytes);
+	/* the largest are the allocations recorded, as they were */
 	if (r->nbig < MT_REP_TOP || ev->size > r->big[MT_REP_TOP - 1].size) {
 		note_big(r, ev, ts);
 	}
@@ -811,8 +972,12 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 			(uint32_t)si + 1;
 	}
 	s = &r->sites[si];
-	s->count++;
-	s->bytes = mt_rep_sat_add(s->bytes, ev->size);
+	if (st->fxp) {
+		st->fxs[si].count += w.n;
+	} else {
+		s->count++;
+	}
+	s->bytes = mt_rep_sat_add(s->bytes, w.bytes);
 	if (mt_live_reserve(&st->live) < 0) {
 		return -ENOMEM;
 	}
@@ -822,30 +987,31 @@ static int on_alloc(struct mt_rep_state *st, struct mt_rep_proc *p,
 		 * gone (its free was not recorded) */
 		struct mt_rep_site *o = &r->sites[slot->site];
 
-		note_site_change(r, o);
+		note_site_change(st, o);
 		if (r->want_cp) {
 			cp_note(r, o, ts);
 		}
-		o->lv_live -= slot->size;
-		o->live_blocks--;
-		p->lv_live -= slot->size;
-		p->live_blocks--;
-		r->lv_live -= slot->size;
+		block_gone(st, p, o, slot, &gone);
 	} else {
 		st->live.used++;
 	}
 	*slot = (struct mt_live_slot){ ev->addr, ev->size, p->pid,
 				       (uint32_t)(t - st->threads),
 				       (uint32_t)si };
-	note_site_change(r, s);
+	note_site_change(st, s);
 	if (r->want_cp) {
 		cp_note(r, s, ts);
 	}
-	s->lv_live += ev->size;
-	s->live_blocks++;
-	p->lv_live += ev->size;
-	p->live_blocks++;
-	r->lv_live += ev->size;
+	if (st->fxp) {
+		st->fxs[si].live_blocks += w.n;
+		st->fxp[p - r->procs].live_blocks += w.n;
+	} else {
+		s->live_blocks++;
+		p->live_blocks++;
+	}
+	s->lv_live += w.bytes;
+	p->lv_live += w.bytes;
+	r->lv_live += w.bytes;
 	if (p->lv_live > p->lv_peak) {
 		p->lv_peak = p->lv_live;
 		p->peak_ts = ts;
@@ -947,11 +1113,11 @@ int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n)
 		r->events++;
 		switch (ev->kind) {
 		case MT_EV_FREE:
-			on_free(st, p, ev->addr, ts);
+			on_free(st, p, ev->addr, ts, false);
 			break;
 		case MT_EV_REALLOC:
 			if (ev->flags & MT_EVF_OLD_ADDR) {
-				on_free(st, p, ev->old_addr, ts);
+				on_free(st, p, ev->old_addr, ts, true);
 			}
 			/* fall through */
 		case MT_EV_MALLOC:
@@ -980,12 +1146,82 @@ int mt_rep_on_events(void *ctx, const struct mt_event *ev, size_t n)
 	return 0;
 }
 
+bool mt_rep_meta_ordered(const void *data, size_t len)
+{
+	return len >= 4 && !memcmp(data, "MTKR", 4);
+}
+
+static uint64_t rd64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/*
+ * The sampling record (memtrack --sample-bytes), little-endian:
+ *
+ *   "MTKR", u32 version (1), u32 records (1), u32 FNV-1a-32 of the
+ *   record, then u64 mean_bytes (N > 0), u64 seed, u32 flags (bit 0: a
+ *   seed was given), u32 reserved (0)
+ *
+ * checked whole, as the attach marks are: one that fails is left out
+ * (counted, a warning). It comes before the recording's first event; one
+ * after an allocation was counted comes too late to weigh it, and is left
+ * out the same way rather than weighing half the recording.
+ */
+static int sample_meta(struct mt_rep_state *st, const unsigned char *p,
+		       size_t len)
+{
+	struct mt_rep *r = &st->rep;
+	bool ok = len == MTKR_LEN && rd32(p + 4) == 1 && rd32(p + 8) == 1 &&
+		  rd32(p + 12) == mt_rep_fnv1a(p + 16, MTKR_LEN - 16) &&
+		  rd64(p + 16) != 0;
+	uint64_t mean = ok ? rd64(p + 16) : 0;
+
+	if (!ok || (!r->sample_bytes && r->nsites)) {
+		st->sample_damaged++;
+		if (!st->sample_warned_bad) {
+			mt_warn("%s: %s sampling metadata ignored: if the recording is sampled, its allocation figures are of the sampled allocations alone, not estimates",
+				r->path, ok ? "late (after an allocation)" :
+					      "damaged");
+			st->sample_warned_bad = true;
+		}
+		return 0;
+	}
+	if (r->sample_bytes) {
+		/* one recording, one rate: the first holds */
+		if (mean != r->sample_bytes && !st->sample_warned) {
+			mt_warn("%s: a second sampling rate (one allocation per %" PRIu64 " B) ignored: the first, one per %" PRIu64 " B, holds",
+				r->path, mean, r->sample_bytes);
+			st->sample_warned = true;
+		}
+		return 0;
+	}
+	r->sample_bytes = mean;
+	r->sample_seed = rd64(p + 24);
+	r->sample_has_seed = rd32(p + 32) & 1;
+	return fx_room(st);
+}
+
 int mt_rep_on_meta(void *ctx, unsigned int variant, const void *data,
 		   size_t len)
 {
 	struct mt_rep_state *st = ctx;
 
 	(void)variant;
+	if (mt_rep_meta_ordered(data, len)) {
+		return sample_meta(st, data, len);
+	}
 	if (len >= 4 && !memcmp(data, "MTKA", 4)) {
 		return mt_rep_marks_meta(&st->marks, data, len, st->rep.path);
 	}
@@ -1022,6 +1258,33 @@ struct mt_rep *mt_rep_finish(struct mt_rep_state *st)
 	struct mt_rep *r = &st->rep;
 	size_t i;
 
+	/* a sampled recording's counts, once: a count is the sum of its
+	 * weights rounded, not a sum of rounded weights */
+	for (i = 0; st->fxp && i < r->nsites; i++) {
+		struct mt_rep_site *s = &r->sites[i];
+		const struct fx_site *x = &st->fxs[i];
+
+		s->count = fx_count(x->count);
+		s->temporary = fx_count(x->temporary);
+		s->live_blocks = fx_count(x->live_blocks);
+		s->snap_blocks = fx_count(x->snap_blocks);
+	}
+	for (i = 0; st->fxp && i < r->nprocs; i++) {
+		struct mt_rep_proc *p = &r->procs[i];
+		const struct fx_proc *x = &st->fxp[i];
+
+		p->allocs = fx_count(x->allocs);
+		p->frees = fx_count(x->frees);
+		p->temporary = fx_count(x->temporary);
+		p->live_blocks = fx_count(x->live_blocks);
+	}
+	for (i = 0; st->fxp && i < MT_REP_CLASSES; i++) {
+		r->hist_count[i] = fx_count(st->fx_hist[i]);
+	}
+	free(st->fxp);
+	free(st->fxs);
+	st->fxp = NULL;
+	st->fxs = NULL;
 	for (i = 0; i < r->nsites; i++) {
 		struct mt_rep_site *s = &r->sites[i];
 
@@ -1047,7 +1310,8 @@ struct mt_rep *mt_rep_finish(struct mt_rep_state *st)
 	r->mapped = mt_rep_sat(r->lv_mapped);
 	r->peak_mapped = mt_rep_sat(r->lv_peak_mapped);
 	mt_rep_marks_apply(&st->marks, r);
-	r->damaged_meta = st->marks.damaged + mt_sym_damaged(r->sym);
+	r->damaged_meta = st->marks.damaged + st->sample_damaged +
+			  mt_sym_damaged(r->sym);
 	/* the block tables are only needed while reading */
 	free(st->live.slots);
 	free(st->proc_idx.slots);

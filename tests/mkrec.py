@@ -37,6 +37,13 @@ usage: mkrec.py SCENARIO OUT [ARG...]
                    short (8 bytes), pids (marks for pids 99 and 2^32 - 1
                    instead), late (pid 1 marked at 2^64 - 1), twice (pid 1
                    marked a second time, at 100 ns: the first holds)
+  sampled [HOW]    a sampled recording (an MTKR record, as for memtrack
+                   --sample-bytes 1000 --seed 42): see sampled() for the
+                   events. HOW spoils the record: badsum, short (36
+                   bytes), version (2), count (2 records), zero (N = 0),
+                   late (after the first allocation), twice (a second
+                   one, N = 2000, after it: the first holds), noseed
+                   (flags 0: no seed given)
 """
 import struct
 import sys
@@ -257,6 +264,50 @@ def attach(how):
     return mark + events(evs)
 
 
+def s_record(mean, seed, flags):
+    return struct.pack("<QQII", mean, seed, flags, 0)
+
+
+def sampled(how):
+    """pid 1, sampled with N = 1000 B (an MTKR record; times from 1000
+    ns): 0x1000 (1000 B) and 0x2000 (100 B) allocated, 0x1000 freed; a
+    realloc of 0x9000, a block not sampled, to 0x3000 (1000 B), which is
+    then freed (temporary), and 0x2000 freed; an mmap of 4096 B. A
+    1000-byte allocation stands for 1 / (1 - e^-1) allocations and 1582
+    B, a 100-byte one for 1 / (1 - e^-0.1) and 1051 B: 13.67 allocations
+    (14), 4215 B, a peak of 2633 B, nothing live at the end."""
+    rec = [s_record(1000, 42, 0 if how == "noseed" else 1)]
+    version, count = 1, 1
+    if how == "zero":
+        rec = [s_record(0, 42, 1)]
+    elif how == "version":
+        version = 2
+    elif how == "count":
+        rec, count = rec * 2, 2
+    body = b"".join(rec)
+    payload = b"MTKR" + struct.pack("<III", version, count,
+                                    fnv1a(body)) + body
+    if how == "badsum":
+        payload = payload[:12] + struct.pack("<I", fnv1a(body) ^ 1) + body
+    elif how == "short":
+        payload = payload[:36]
+    mark = struct.pack("<II", SKIPPABLE, len(payload)) + payload
+    evs = [ev(1, 1000, "Malloc", 0x1000, 1000),
+           ev(1, 2000, "Malloc", 0x2000, 100),
+           ev(1, 3000, "Free", 0x1000),
+           ev(1, 4000, "Realloc", 0x3000, 1000, old=0x9000),
+           ev(1, 5000, "Free", 0x3000),
+           ev(1, 6000, "Free", 0x2000),
+           ev(1, 7000, "Mmap", 0x7f0000000000, 4096)]
+    if how == "late":
+        return events(evs[:1]) + mark + events(evs[1:])
+    if how == "twice":
+        body2 = s_record(2000, 7, 1)
+        again = b"MTKR" + struct.pack("<III", 1, 1, fnv1a(body2)) + body2
+        mark += struct.pack("<II", SKIPPABLE, len(again)) + again
+    return mark + events(evs)
+
+
 def main():
     what, out, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     if what == "fifo":
@@ -334,6 +385,8 @@ def main():
         data = wrappers(args[0])
     elif what == "attach":
         data = attach(args[0] if args else "")
+    elif what == "sampled":
+        data = sampled(args[0] if args else "")
     elif what == "long":
         data = long_names(args[0], [int(args[1]), int(args[2])])
     elif what == "pids":

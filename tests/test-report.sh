@@ -527,6 +527,163 @@ p = r["processes"][0]
 assert (p["pid"], p["attached_time_ns"]) == (1, -500) and r["total"]["attached_processes"] == 1, p' "$T/out"
 fi
 
+# --- a sampled recording (memtrack --sample-bytes, issue 26) --------------------
+# tests/mkrec.py sampled: N = 1000 B (MTKR), pid 1. A 1000-byte allocation
+# was recorded with probability 1 - e^-1 and stands for 1.58198
+# allocations and round(1581.98) = 1582 B; a 100-byte one for 10.50833
+# and round(1050.83) = 1051 B. 0x1000 (1000 B) and 0x2000 (100 B), 0x1000
+# freed: peak 2633 B; a realloc of 0x9000, which was not sampled (not an
+# unmatched free), to 0x3000 (1000 B), freed before the next allocation
+# (temporary: 1.58 -> 2), then 0x2000 freed: live 0. Allocations 2 x
+# 1.58198 + 10.50833 = 13.67 -> 14 (per event rounding would say 15),
+# 4215 B; the 4096 B mmap exact.
+if ! "$PY" -c 'import msgpack, zstandard' 2>/dev/null; then
+	echo "SKIP: no $PY with msgpack and zstandard: sampled recordings not checked"
+else
+	mkrec sampled "$T/smp.mt" || fail "sampled: cannot write the recording"
+	expect_exit 0 "sampled: text" -- "$MT" report "$T/smp.mt"
+	[ -s "$T/err" ] && { fail "sampled: stderr"; cat "$T/err"; }
+	head -n 1 "$T/out" >"$T/first"
+	has "$T/first" "sampled: text says it first" \
+		"^sampled: one allocation per 1000 B on average \(--sample-bytes, seed 42\); allocation figures are estimates$"
+	has "$T/out" "sampled: text, the estimates" \
+		"^  allocations +14$" "^  frees +14$" "^  temporary +2 " \
+		"^  bytes allocated +4215 B" "^  bytes freed +4215 B" \
+		"^  peak live heap +2633 B" "^  live at end +0 blocks, 0 B$" \
+		"^  mmap'd +4096 B" "^  64-127 B +11 x #+ +1051 B$" \
+		"^  512-1023 B +3 x #+ +3164 B$"
+	grep -q "unmatched" "$T/out" && fail "sampled: the realloc of a block not sampled is unmatched" ||
+		ok "sampled: a realloc's old block not sampled is not unmatched"
+	expect_exit 0 "sampled: json" -- "$MT" report --format json "$T/smp.mt"
+	check "sampled: json, exact estimates" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["sampled"] == {"mean_bytes": 1000, "seed": 42}, r["sampled"]
+t = r["total"]
+got = [t[k] for k in ("allocations", "frees", "unmatched_frees", "temporary", "bytes_allocated", "bytes_freed", "peak", "peak_time_ns", "leaked_blocks", "leaked_bytes", "mmapped")]
+assert got == [14, 14, 0, 2, 4215, 4215, 2633, 1000, 0, 0, 4096], got
+h = [(x["min"], x["count"], x["bytes"]) for x in r["histogram"]]
+assert h == [(64, 11, 1051), (512, 3, 3164)], h
+peak = {s["frames"][1]: s["at_peak"] for s in r["top_sites"]["peak"]}
+assert peak == {"size 512-1023 B": 1582, "size 64-127 B": 1051}, peak
+assert r["top_sites"]["leaks"] == [] and r["damaged_metadata"] == 0, r
+assert max(r["timeline"]["series"][0]["heap"]) == 2633, r["timeline"]' "$T/out"
+	mkrec sampled "$T/smp-noseed.mt" noseed
+	expect_exit 0 "sampled, no seed: json" -- "$MT" report --format json "$T/smp-noseed.mt"
+	check "sampled, no seed: json seed null" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["sampled"] == {"mean_bytes": 1000, "seed": None}, r["sampled"]' "$T/out"
+	expect_exit 0 "sampled: json of an unsampled recording" -- "$MT" report --format json "$T/a.mt"
+	check "sampled: an unsampled recording has no \"sampled\"" -- "$PY" -c 'import json, sys
+assert "sampled" not in json.load(open(sys.argv[1]))' "$T/out"
+	expect_exit 0 "sampled: pprof" -- "$MT" report --format pprof "$T/smp.mt"
+	check "sampled: pprof period 1000 bytes of space, values the estimates" -- "$PY" -c 'import gzip, sys
+def fields(b):
+    i = 0
+    def varint():
+        nonlocal i
+        v = s = 0
+        while True:
+            c = b[i]; i += 1
+            v |= (c & 0x7f) << s; s += 7
+            if c < 0x80:
+                return v
+    while i < len(b):
+        k = varint()
+        if k & 7 == 0:
+            yield k >> 3, 0, varint()
+        elif k & 7 == 2:
+            n = varint(); yield k >> 3, 2, b[i:i + n]; i += n
+        else:
+            raise ValueError("wire type %d" % (k & 7))
+def _vs(b):
+    out, i = [], 0
+    while i < len(b):
+        v = s = 0
+        while True:
+            c = b[i]; i += 1
+            v |= (c & 0x7f) << s; s += 7
+            if c < 0x80:
+                break
+        out.append(v)
+    return out
+prof = gzip.open(sys.argv[1]).read()
+strings, comments, samples, period, ptype = [], [], [], None, None
+for num, wt, v in fields(prof):
+    if num == 6:
+        strings.append(v.decode())
+    elif num == 11:
+        ptype = dict((a, c) for a, _, c in fields(v))
+    elif num == 12:
+        period = v
+    elif num == 13:
+        comments += [v] if wt == 0 else _vs(v)
+    elif num == 2:
+        vals = []
+        for n2, w2, v2 in fields(v):
+            if n2 == 2:
+                vals += [v2] if w2 == 0 else _vs(v2)
+        samples.append(vals)
+assert period == 1000, period
+assert (strings[ptype[1]], strings[ptype[2]]) == ("space", "bytes"), ptype
+assert sorted(samples) == [[3, 3164, 0, 0], [11, 1051, 0, 0]], samples
+said = [strings[c] for c in comments]
+assert len(said) == 1 and said[0].startswith("sampled recording: one allocation per 1000 B on average"), said' "$T/out"
+	expect_exit 0 "sampled: pprof --at peak" -- "$MT" report --format pprof --at peak "$T/smp.mt"
+	expect_exit 0 "sampled: html" -- "$MT" report --format html "$T/smp.mt"
+	has "$T/out" "sampled: html says it" \
+		"<p><strong>Sampled recording: one allocation per 1000 B on average \(--sample-bytes\); the allocation figures are estimates\.</strong></p>"
+	expect_exit 0 "sampled: svg" -- "$MT" report --format svg "$T/smp.mt"
+	check "sampled: svg parses and says it" -- "$PY" -c 'import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+texts = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
+assert any(t.startswith("Sampled recording: one allocation per 1000 B") for t in texts), texts' "$T/out"
+	expect_exit 0 "sampled: collapsed" -- "$MT" report --format collapsed "$T/smp.mt"
+	has "$T/out" "sampled: collapsed, the estimates" "^pid 1;size 64-127 B 1051$" \
+		"^pid 1;size 512-1023 B 3164$"
+	stderr_is "sampled: collapsed says it on stderr" \
+		"sampled recording (one allocation per 1000 B on average): the weights are estimates"
+	expect_exit 0 "sampled: diff with an unsampled recording" -- "$MT" report --diff "$T/a.mt" "$T/smp.mt"
+	has "$T/out" "sampled: diff says which side, and what it compares" \
+		"^B: sampled, one allocation per 1000 B on average: its figures are estimates$" \
+		"^B is sampled and A is not: the deltas compare estimates with exact figures$"
+	grep -q "^A: sampled" "$T/out" && fail "sampled: diff says A is sampled" ||
+		ok "sampled: diff, A not sampled"
+	expect_exit 0 "sampled: diff json" -- "$MT" report --diff --format json "$T/smp.mt" "$T/a.mt"
+	check "sampled: diff json, sampled_a, estimates against exact figures" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["sampled"], r["sampled_a"], r["sampled_b"], r["estimates_vs_exact"]) == (True, {"mean_bytes": 1000, "seed": 42}, None, True), r
+assert (r["total"]["count_a"], r["total"]["bytes_a"]) == (14, 4215), r["total"]' "$T/out"
+	expect_exit 0 "sampled: diff of two unsampled recordings" -- "$MT" report --diff --format json "$T/a.mt" "$T/b.mt"
+	check "sampled: diff json of unsampled sides has no \"sampled\"" -- "$PY" -c 'import json, sys
+assert "sampled" not in json.load(open(sys.argv[1]))' "$T/out"
+
+	# damaged records, and one too late to weigh the recording whole:
+	# left out, counted, said once; the allocations count as recorded
+	for how in badsum short version count zero late; do
+		mkrec sampled "$T/smp-$how.mt" $how
+		expect_exit 0 "sampled, $how record: json" -- "$MT" report --format json "$T/smp-$how.mt"
+		grep -q "sampling metadata ignored" "$T/err" &&
+			[ "$(wc -l <"$T/err")" -eq 1 ] && ok "sampled, $how record: said once" ||
+			{ fail "sampled, $how record: not said"; cat "$T/err"; }
+		check "sampled, $how record: left out, counted as damage" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["total"]
+assert "sampled" not in r and r["damaged_metadata"] == 1, r
+assert (t["allocations"], t["bytes_allocated"], t["peak"], t["unmatched_frees"]) == (3, 2100, 1100, 1), t' "$T/out"
+	done
+	expect_exit 0 "sampled, bad record: text" -- "$MT" report "$T/smp-zero.mt"
+	has "$T/out" "sampled, bad record: text" "^  damaged metadata +1 payload left out$"
+	grep -q "^sampled:" "$T/out" && fail "sampled, bad record: text says sampled" ||
+		ok "sampled, bad record: text does not say sampled"
+	mkrec sampled "$T/smp-twice.mt" twice
+	expect_exit 0 "sampled, two rates: json" -- "$MT" report --format json "$T/smp-twice.mt"
+	stderr_is "sampled, two rates: said" "a second sampling rate (one allocation per 2000 B) ignored: the first, one per 1000 B, holds"
+	check "sampled, two rates: the first holds" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["sampled"] == {"mean_bytes": 1000, "seed": 42} and r["damaged_metadata"] == 0, r
+assert (r["total"]["allocations"], r["total"]["bytes_allocated"]) == (14, 4215), r["total"]' "$T/out"
+fi
+
 # --- svg and html: well-formed, self-contained, with chart and flamegraph -------
 expect_exit 0 "svg" -- "$MT" report --format svg "$T/a.mt"
 check "svg parses; 2 processes x 2 lines; a frame per site + pids + root" -- \
