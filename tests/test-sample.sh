@@ -77,6 +77,38 @@ for s, n in sites.items():
 check("in use", live, 512 * 1000, 1000 * 512 * 512 * (1 - p(512)) / p(512))' \
 	"$T"/run*.jsonl
 
+# the report's estimates (report.c, the MTKR payload) are those above,
+# and so on average the truth: 121204 allocations, 1000 x 512 B in use
+for f in "$T"/run*.mt; do
+	"$MT" report --format json "$f" >"${f%.mt}.json" 2>>"$T/report.err" ||
+		fail "report of $f"
+done
+# shellcheck disable=SC2016 # python
+check "sampling: the report estimates as Go's scaling says, on average the truth" -- \
+	"$PY" -c 'import json, math, sys
+N = 65536
+def w(s):
+    return 1 / (1 - math.exp(-s / N))
+n = b = allocs = leaked = 0
+for path in sys.argv[1:]:
+    r = json.load(open(path))
+    assert r["sampled"] == {"mean_bytes": N, "seed": int(path.split("run")[-1][:-5])}, r["sampled"]
+    t = r["total"]
+    mine_b = mine_n = 0.0
+    for line in open(path[:-5] + ".jsonl"):
+        e = json.loads(line)
+        if e["type"] == "Malloc":
+            mine_b += round(e["size"] * w(e["size"]))
+            mine_n += w(e["size"])
+    assert abs(t["bytes_allocated"] - mine_b) <= 1e-9 * mine_b + 1, (path, t["bytes_allocated"], mine_b)
+    assert abs(t["allocations"] - mine_n) <= 1, (path, t["allocations"], mine_n)
+    n += 1
+    allocs += t["allocations"]
+    leaked += t["leaked_bytes"]
+print("mean allocations %.0f (truth 121204), in use %.0f (512000)" % (allocs / n, leaked / n))
+assert abs(allocs / n - 121204) <= 0.1 * 121204
+assert abs(leaked / n - 512000) <= 0.1 * 512000' "$T"/run*.json
+
 # the same seed, the same allocations sampled (a single-threaded program;
 # addresses and times differ from run to run)
 seq() {
