@@ -15,3 +15,12 @@ bench-preload: bench/bench-ebpf-work$(EXEEXT) memtrack$(EXEEXT) \
 	$(SHELL) $(srcdir)/bench/bench-preload.sh '$(abs_top_builddir)'
 .PHONY: bench-preload
 bench: bench-preload
+
+# bench/bench-sample.sh: what --sample-bytes 512K costs (issue 26; 'make
+# bench-sample', not part of 'make bench')
+EXTRA_DIST += bench/bench-sample.sh
+bench-sample: bench/bench-ebpf-work$(EXEEXT) memtrack$(EXEEXT) \
+		$(plugin_LTLIBRARIES) $(pkglib_LTLIBRARIES)
+	MEMTRACK_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs' \
+	$(SHELL) $(srcdir)/bench/bench-sample.sh '$(abs_top_builddir)'
+.PHONY: bench-sample
