@@ -202,6 +202,18 @@ static int64_t name_id(struct names *t, const char *name)
 	return (int64_t)t->n++;
 }
 
+/* The data's "names" array, after its "sites" (closes that one). */
+static void names_write(FILE *out, const struct names *t)
+{
+	size_t i;
+
+	fprintf(out, "],\n\"names\":[");
+	for (i = 0; i < t->n; i++) {
+		fprintf(out, "%s", i ? ",\n" : "\n");
+		mt_rep_json_str_markup(out, t->s[i]);
+	}
+}
+
 static void names_free(struct names *t)
 {
 	size_t i;
@@ -431,11 +443,7 @@ static int data(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 			  r->want_cp ? oth[i].cp : NULL, NULL);
 		first = false;
 	}
-	fprintf(out, "],\n\"names\":[");
-	for (i = 0; i < names.n; i++) {
-		fprintf(out, "%s", i ? ",\n" : "\n");
-		mt_rep_json_str_markup(out, names.s[i]);
-	}
+	names_write(out, &names);
 	fprintf(out, "],\n\"left_out\":%zu}\n</script>\n", left_out);
 	names_free(&names);
 	mt_rep_frames_free(&f);
@@ -679,11 +687,7 @@ int mt_rep_html_diff(FILE *out, struct mt_rep *side[2],
 				  NULL, rest[0]);
 		}
 	}
-	fprintf(out, "],\n\"names\":[");
-	for (i = 0; i < names.n; i++) {
-		fprintf(out, "%s", i ? ",\n" : "\n");
-		mt_rep_json_str_markup(out, names.s[i]);
-	}
+	names_write(out, &names);
 	fprintf(out, "],\n\"left_out\":%zu}\n</script>\n</div>\n</div>\n", nrest);
 	names_free(&names);
 	mt_rep_frames_free(&f);
