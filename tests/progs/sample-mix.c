@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *volatile sink;
+/* per thread: with one shared, two threads would each free the other's
+ * block (and one of them twice) */
+static __thread void *volatile sink;
 static int halves; /* the threads' argument: each makes half */
 
 static void burst(size_t size, int n)
