@@ -195,8 +195,9 @@ int ebpf_read_events(struct ebpf_state *st, struct mt_emitter *em,
 /*
  * Everything written when drain() is called, and nothing more: under
  * sustained load "until empty" never comes. Producers stay as they are
- * (resuming them all would only fill the ring again meanwhile); they are
- * resumed at the end if the ring is then below the low watermark.
+ * (resuming them all would only fill the ring again meanwhile); the
+ * caller (source.c) resumes them after, if the rings are then below their
+ * low watermarks: ring.c reads, it does not decide whom to resume.
  */
 int ebpf_ring_drain(struct ebpf_state *st, struct mt_emitter *em)
 {
@@ -240,7 +241,5 @@ int ebpf_ring_drain(struct ebpf_state *st, struct mt_emitter *em)
 			sched_yield();
 		}
 	}
-	ebpf_resume_throttled(st);
-	ebpf_report_drops(st);
 	return ret < 0 ? ret : 0;
 }

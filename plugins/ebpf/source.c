@@ -425,7 +425,13 @@ static int ebpf_maintain(void *state)
 /* Everything written when drain() is called, and nothing more (ring.c). */
 static int ebpf_drain(void *state, struct mt_emitter *em)
 {
-	return ebpf_ring_drain(state, em);
+	struct ebpf_state *st = state;
+	int ret = ebpf_ring_drain(st, em);
+
+	/* producers held meanwhile go on once the rings have room */
+	ebpf_resume_throttled(st);
+	ebpf_report_drops(st);
+	return ret;
 }
 
 static int ebpf_set_enabled(void *state, int enabled)
