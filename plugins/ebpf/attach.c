@@ -528,6 +528,7 @@ static int attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 		/* it exited meanwhile: nothing to do */
 		return 0;
 	}
+	__atomic_fetch_add(&st->maps_reads, 1, __ATOMIC_RELAXED);
 	while (fgets(line, sizeof(line), maps)) {
 		struct ebpf_map_line ml;
 		char file[64];

@@ -152,6 +152,9 @@ struct ebpf_state {
 	struct ebpf_gate_map gmap;
 	uint64_t gate_execs, gate_maps, gate_map_timeouts;
 	uint64_t attach_stops, attach_stops_exec;
+	/* whole reads of a process's /proc/PID/maps (attach.c, stacks.c):
+	 * a few per process, never one per library (issue 24); -v says */
+	uint64_t maps_reads;
 
 	/* the freezer (freeze.c): holds at the high watermark that nobody
 	 * sees; SIGSTOP past stop_wm, or for a process it cannot freeze */

@@ -560,6 +560,9 @@ static void ebpf_destroy(void *state)
 			 st->gate_map_timeouts ? " (some waits timed out)" :
 						 "");
 	}
+	ebpf_log(st, MT_LOG_INFO, "attach: %llu whole reads of a /proc/PID/maps",
+		 (unsigned long long)__atomic_load_n(&st->maps_reads,
+						     __ATOMIC_RELAXED));
 	if (st->skel && st->skel->bss->unw_missing) {
 		ebpf_log(st, MT_LOG_INFO,
 			 "%llu stacks were taken before their process's mappings were known (frame pointers only)",

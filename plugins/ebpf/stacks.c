@@ -619,6 +619,7 @@ int ebpf_record_maps(struct ebpf_state *st, pid_t pid, int at_exec)
 	if (!maps) {
 		return 0; /* gone meanwhile */
 	}
+	__atomic_fetch_add(&st->maps_reads, 1, __ATOMIC_RELAXED);
 	while (!err && fgets(line, sizeof(line), maps)) {
 		struct ebpf_map_line ml;
 		char file[64];
