@@ -213,5 +213,9 @@ check_PROGRAMS += tests/progs/sample-mix
 tests_progs_sample_mix_SOURCES = tests/progs/sample-mix.c
 tests_progs_sample_mix_CFLAGS = $(WARN_CFLAGS) -O1 -fno-builtin
 tests_progs_sample_mix_LDADD = -lpthread
+# and C++'s operators sampled as malloc is, not again inside
+check_PROGRAMS += tests/progs/sample-new
+tests_progs_sample_new_SOURCES = tests/progs/sample-new.cc
+tests_progs_sample_new_CXXFLAGS = -std=c++17 -O1 -fno-builtin -Wall
 TESTS += tests/test-sample.sh
 dist_noinst_SCRIPTS += tests/test-sample.sh
