@@ -218,4 +218,4 @@ check_PROGRAMS += tests/progs/sample-new
 tests_progs_sample_new_SOURCES = tests/progs/sample-new.cc
 tests_progs_sample_new_CXXFLAGS = -std=c++17 -O1 -fno-builtin -Wall
 TESTS += tests/test-sample.sh
-dist_noinst_SCRIPTS += tests/test-sample.sh
+dist_noinst_SCRIPTS += tests/test-sample.sh tests/reference-read.py

@@ -148,6 +148,29 @@ assert size == 40 and struct.unpack_from("<IIQQI", p, 4)[0:2] == (1, 1), p
 assert struct.unpack_from("<QQI", p, 16) == (65536, 3, 1), struct.unpack_from("<QQI", p, 16)' \
 	"$T/threads.jsonl" "$T/threads.mt"
 
+# The reference reader reads a sampled file (the MTKR record and the
+# summary in skippable frames, sampled events ordinary ones): every event
+# memtrack dump gives, in its order, field for field (without the
+# extension keys dump shows and the reference ignores), and nothing after.
+if ! "$PY" -c 'import msgpack, zstandard' 2>/dev/null; then
+	echo "SKIP: no $PY with msgpack and zstandard: the reference reader not run"
+elif "$PY" "$MT_SRCDIR/tests/reference-read.py" "$T/threads.mt" \
+	>"$T/threads.ref" 2>"$T/ref.err"; then
+	# shellcheck disable=SC2016 # python
+	check "two threads: the reference reader reads every event dump gives" -- \
+		"$PY" -c 'import json, sys
+known = ("pid", "tid", "timestamp", "addr", "type", "old_addr", "size")
+dump = [dict((k, v) for k, v in json.loads(l).items() if k in known) for l in open(sys.argv[1])]
+ref = [json.loads(l) for l in open(sys.argv[2])]
+assert len(dump) > 100, len(dump)
+for i, (d, r) in enumerate(zip(dump, ref)):
+    assert d == r, ("event %d" % i, d, r)
+assert len(ref) == len(dump), ("the reference read %d events, dump %d" % (len(ref), len(dump)))
+print("%d events" % len(ref))' "$T/threads.jsonl" "$T/threads.ref"
+else
+	fail "two threads: the reference reader failed: $(tail -3 "$T/ref.err")"
+fi
+
 # The other ways in, single-threaded (sample-mix resize): realloc (of
 # sampled and unsampled blocks, from NULL, to 0), reallocarray, calloc,
 # posix_memalign, aligned_alloc. On what is recorded: every Free and every
