@@ -43,7 +43,8 @@ usage: mkrec.py SCENARIO OUT [ARG...]
                    bytes), version (2), count (2 records), zero (N = 0),
                    late (after the first allocation), twice (a second
                    one, N = 2000, after it: the first holds), noseed
-                   (flags 0: no seed given)
+                   (flags 0: no seed given); or n2000: well made, the
+                   same events at N = 2000
 """
 import struct
 import sys
@@ -276,7 +277,8 @@ def sampled(how):
     1000-byte allocation stands for 1 / (1 - e^-1) allocations and 1582
     B, a 100-byte one for 1 / (1 - e^-0.1) and 1051 B: 13.67 allocations
     (14), 4215 B, a peak of 2633 B, nothing live at the end."""
-    rec = [s_record(1000, 42, 0 if how == "noseed" else 1)]
+    rec = [s_record(2000 if how == "n2000" else 1000, 42,
+                    0 if how == "noseed" else 1)]
     version, count = 1, 1
     if how == "zero":
         rec = [s_record(0, 42, 1)]

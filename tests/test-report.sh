@@ -653,6 +653,51 @@ assert any(t.startswith("Sampled recording: one allocation per 1000 B") for t in
 r = json.load(open(sys.argv[1]))
 assert (r["sampled"], r["sampled_a"], r["sampled_b"], r["estimates_vs_exact"]) == (True, {"mean_bytes": 1000, "seed": 42}, None, True), r
 assert (r["total"]["count_a"], r["total"]["bytes_a"]) == (14, 4215), r["total"]' "$T/out"
+	# two sampled recordings: the deltas are the differences of the
+	# estimates. The same events at N = 2000 (mkrec sampled n2000): a
+	# 1000-byte block stands for 1 / (1 - e^-0.5) = 2.54149 allocations
+	# and 2541 B, a 100-byte one for 20.50417 and 2050 B. 512-1023 B:
+	# 3 (3.16) x 3164 B -> 5 (5.08) x 5082 B, +2 and +1918 B; 64-127 B:
+	# 11 -> 21 (20.50), +10 and 1051 -> 2050 B, +999 B; total 14 -> 26
+	# (25.59), +12, and 4215 -> 7132 B, +2917 B.
+	mkrec sampled "$T/smp-2k.mt" n2000
+	expect_exit 0 "sampled: diff of two sampled recordings" -- "$MT" report --diff "$T/smp.mt" "$T/smp-2k.mt"
+	has "$T/out" "sampled: diff of two sampled, the estimates' differences" \
+		"^A: sampled, one allocation per 1000 B on average: its figures are estimates$" \
+		"^B: sampled, one allocation per 2000 B on average: its figures are estimates$" \
+		'^ +3164 +5082 +\+1918 +3 +5 +\+2  size 512-1023 B$' \
+		'^ +1051 +2050 +\+999 +11 +21 +\+10  size 64-127 B$' \
+		'^ +4215 +7132 +\+2917 +14 +26 +\+12  total$'
+	expect_exit 0 "sampled: report of the N = 2000 recording" -- "$MT" report --format json "$T/smp-2k.mt"
+	cp "$T/out" "$T/smp-2k.json"
+	expect_exit 0 "sampled: report of the N = 1000 recording" -- "$MT" report --format json "$T/smp.mt"
+	cp "$T/out" "$T/smp.json"
+	expect_exit 0 "sampled: diff json of two sampled recordings" -- "$MT" report --diff --format json "$T/smp.mt" "$T/smp-2k.mt"
+	# the same, from the events by Go's scaling (bytes rounded per
+	# event, counts per site and in all), and each side's totals those
+	# of its own report
+	# shellcheck disable=SC2016 # python
+	check "sampled: diff json of two sampled, the estimates' differences" -- "$PY" -c 'import json, math, sys
+r = json.load(open(sys.argv[1]))
+assert (r["sampled"], r["sampled_a"], r["sampled_b"], r["estimates_vs_exact"]) == (True, {"mean_bytes": 1000, "seed": 42}, {"mean_bytes": 2000, "seed": 42}, False), r
+sizes = {"size 512-1023 B": [1000, 1000], "size 64-127 B": [100]}
+def est(n, blocks):
+    w = [1 / (1 - math.exp(-s / n)) for s in blocks]
+    return round(sum(w)), sum(round(s * x) for s, x in zip(blocks, w))
+want = []
+for site, blocks in sizes.items():
+    (ca, ba), (cb, bb) = est(1000, blocks), est(2000, blocks)
+    want.append({"frames": [site], "count_a": ca, "count_b": cb, "count_delta": cb - ca,
+                 "bytes_a": ba, "bytes_b": bb, "bytes_delta": bb - ba})
+assert r["sites"] == want, (r["sites"], want)
+allb = [s for b in sizes.values() for s in b]
+(ca, ba), (cb, bb) = est(1000, allb), est(2000, allb)
+assert r["total"] == {"count_a": ca, "count_b": cb, "count_delta": cb - ca, "bytes_a": ba, "bytes_b": bb, "bytes_delta": bb - ba}, r["total"]
+assert (r["total"]["bytes_delta"], r["total"]["count_delta"]) == (2917, 12), r["total"]
+for k, path in (("a", sys.argv[2]), ("b", sys.argv[3])):
+    t = json.load(open(path))["total"]
+    assert (r["total"]["count_" + k], r["total"]["bytes_" + k]) == (t["allocations"], t["bytes_allocated"]), (k, t)' \
+		"$T/out" "$T/smp.json" "$T/smp-2k.json"
 	expect_exit 0 "sampled: diff of two unsampled recordings" -- "$MT" report --diff --format json "$T/a.mt" "$T/b.mt"
 	check "sampled: diff json of unsampled sides has no \"sampled\"" -- "$PY" -c 'import json, sys
 assert "sampled" not in json.load(open(sys.argv[1]))' "$T/out"
