@@ -73,6 +73,16 @@ tests_test_preload_ring_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_test_preload_ring_CFLAGS = $(TEST_CFLAGS)
 tests_test_preload_ring_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
 
+# the table of sampled blocks and its filter (sample.c), in one process
+check_PROGRAMS += tests/test-preload-sample
+TESTS += tests/test-preload-sample
+tests_test_preload_sample_SOURCES = tests/test-preload-sample.c \
+	plugins/preload/interposer/sample.c
+tests_test_preload_sample_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(PRELOAD_INTERPOSER_CPPFLAGS) $(PRELOAD_SOURCE_CPPFLAGS)
+tests_test_preload_sample_CFLAGS = $(TEST_CFLAGS)
+tests_test_preload_sample_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
+
 # metadata records through the ring (meta.c), in one process
 check_PROGRAMS += tests/test-preload-meta
 TESTS += tests/test-preload-meta

@@ -8,8 +8,9 @@
  * in its bytes, so one of s bytes with probability 1 - exp(-s/N), and the
  * report (report.c) unbiases it by that (Go's scaling: it needs no weight
  * in the event, only s and N, from the file's MTKR payload). The free of
- * a recorded block is recorded; the free of any other costs a look-up in
- * a table of the recorded blocks that takes no lock.
+ * a recorded block is recorded; the free of any other costs one byte's
+ * load from a counting filter of the recorded blocks (and, when the
+ * filter cannot say no, a look-up in their table), without a lock.
  */
 #ifndef MT_PRELOAD_SAMPLE_H
 #define MT_PRELOAD_SAMPLE_H
@@ -48,6 +49,10 @@ struct pl_sampler {
 extern __thread __attribute__((tls_model("initial-exec")))
 struct pl_sampler pl_sampler;
 extern uint64_t *pl_sample_table;
+/* per slot home, how many recorded blocks have it (sample.c): 0, none;
+ * PL_SAMPLE_STUCK, too many to count, for good */
+extern uint8_t *pl_sample_filter;
+#define PL_SAMPLE_STUCK 255
 
 /* A thread's first draw; the next distance */
 void pl_sample_thread(void);
@@ -98,9 +103,16 @@ static inline uint64_t *pl_sample_find(uint64_t addr)
 	return NULL;
 }
 
-/* 1: addr is a recorded block. */
+/* 1: addr is a recorded block. Almost always answered by the filter:
+ * the table's look-up of an address it does not hold reads up to
+ * PL_SAMPLE_PROBES slots once freed slots have filled it (sample.c). */
 static inline int pl_sample_has(uint64_t addr)
 {
+	if (!pl_sample_filter ||
+	    !__atomic_load_n(&pl_sample_filter[pl_sample_home(addr)],
+			     __ATOMIC_ACQUIRE)) {
+		return 0;
+	}
 	return pl_sample_find(addr) != NULL;
 }
 
