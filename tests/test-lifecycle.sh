@@ -87,6 +87,19 @@ size=$(sed -n 's/^size-after-stop //p' "$T/ctl.out")
 n=$("$MT" dump "$T/ctl.mt" | grep -c '"type":"Malloc","size":4096}')
 [ "$n" -ge 2 ] && ok "events before stop are in the file" || fail "events before stop: $n"
 
+# The quick start's command (./quickstart demo): the demo with --stacks
+# from the eBPF source; the summary names worker()'s calloc by its line
+# (tests/test-report.sh checks the same under --source preload).
+L=$(grep -nF 'blocks[i] = calloc(10, 100);' "$MT_SRCDIR/demo/memtrack-demo.c" | cut -d: -f1)
+"$MT" -q --stacks --sink "file:$T/qs.mt" -- "$DEMO" >/dev/null &&
+	"$MT" report "$T/qs.mt" >"$T/qs.txt" 2>&1 || fail "quick start: record and report"
+# (the list by bytes allocated: the one at the peak may hold one too)
+awk '/^top sites by bytes allocated$/ { p = 1; next } /^top sites/ { p = 0 } p' \
+	"$T/qs.txt" >"$T/qs-bytes"
+[ -n "$L" ] && [ "$(grep -Ec "^ +[0-9]+\. +100000 B .*  worker \(memtrack-demo\.c:$L\)$" "$T/qs-bytes")" -eq 2 ] &&
+	ok "quick start: worker (memtrack-demo.c:$L) in both processes" ||
+	{ fail "quick start: worker's site by line $L"; cat "$T/qs.txt"; }
+
 # report --diff matches call stacks by their frames, not by their ids
 # (which differ from one recording to the next).
 STACKC="$MT_BUILDDIR/tests/progs/stack-c"

@@ -372,6 +372,50 @@ fi
 expect_exit 2 "--stack-lines x" -- "$MT" report --stack-lines x "$T/ds.mt"
 stderr_is "--stack-lines x message" "report --stack-lines 'x': want a number of frames"
 
+# --- the quick start's demo names its sites by function and line (issue 29) ----
+# ./quickstart demo records demo/memtrack-demo with --stacks; its summary
+# read 'pid N;size 64-127 B'. Each of its two processes makes worker()'s
+# 100 callocs of 1000 B, work()'s 1000 mallocs of 64 B and its leak of
+# 4096 B: each site is named by its function and the line of the call, as
+# the source has it (work() is inlined into main at -O2: "[inlined]").
+DEMO="$MT_BUILDDIR/demo/memtrack-demo"
+DEMO_C="$MT_SRCDIR/demo/memtrack-demo.c"
+# src_line LITERAL: the line of the source holding LITERAL (exactly one)
+src_line() {
+	[ "$(grep -cF -- "$1" "$DEMO_C")" -eq 1 ] && grep -nF -- "$1" "$DEMO_C" | cut -d: -f1
+}
+L_CALLOC=$(src_line 'blocks[i] = calloc(10, 100);')
+L_MALLOC=$(src_line 'blocks[i] = malloc(64);')
+L_LEAK=$(src_line 'leak = malloc(4096);')
+if [ -z "$L_CALLOC" ] || [ -z "$L_MALLOC" ] || [ -z "$L_LEAK" ]; then
+	fail "demo: the allocations are not where the test looks: $DEMO_C changed"
+elif ! "$MT" -q --source preload --stacks --sink "file:$T/demo.mt" -- "$DEMO" \
+	>/dev/null 2>"$T/demo.err"; then
+	fail "demo: cannot record: $(cat "$T/demo.err")"
+else
+	expect_exit 0 "demo: text" -- "$MT" report "$T/demo.mt"
+	# section TITLE: the site lines (numbered) of a top list
+	section() {
+		awk -v t="$1" '$0 == t { p = 1; next } /^top sites/ { p = 0 }
+			p && /^ +[0-9]+\. /' "$T/out"
+	}
+	inl='( \[inlined\])?'
+	section "top sites by bytes allocated" >"$T/demo-bytes"
+	section "top sites by leaks (live at end)" >"$T/demo-leaks"
+	# in each process: once per process, both processes
+	for want in \
+		"bytes:^ +[0-9]+\. +100000 B +97\.7 KiB  worker \(memtrack-demo\.c:$L_CALLOC\)$" \
+		"bytes:^ +[0-9]+\. +64000 B +62\.5 KiB  work \(memtrack-demo\.c:$L_MALLOC\)$inl$" \
+		"leaks:^ +[0-9]+\. +4096 B +4\.0 KiB in 1 blocks  work \(memtrack-demo\.c:$L_LEAK\)$inl$"; do
+		n=$(grep -Ec -- "${want#*:}" "$T/demo-${want%%:*}")
+		[ "$n" -eq 2 ] && ok "demo: site in both processes: ${want#*:}" ||
+			{ fail "demo: $n sites (want 2) matching ${want#*:}"; cat "$T/demo-${want%%:*}"; }
+	done
+	grep -E -q '  (pid [0-9]+;)?size [0-9]' "$T/demo-bytes" &&
+		fail "demo: a site named by its size class" ||
+		ok "demo: no site named by its size class"
+fi
+
 # --- a process attached to (memtrack --pid, issue 25) ---------------------------
 # tests/mkrec.py attach: pid 1 marked attached (MTKA) at 500 ns, before its
 # first event at 1000 ns; 3 frees of blocks the recording lacks (one a
