@@ -190,6 +190,20 @@ expect_exit 0 "wrapping sums: text" -- "$MT" report "$T/wrap.mt"
 has "$T/out" "wrapping sums: text says saturated" \
 	"^  bytes allocated +18446744073709551615 B \(16384\.0 PiB, saturated: at least that\)$" \
 	"^  18446744073709551615 B, in any figure: saturated"
+# the page says it once, above its tables, and each saturated cell says
+# "at least" with the exact figure in its title
+expect_exit 0 "wrapping sums: html" -- "$MT" report --format html "$T/wrap.mt"
+check "wrapping sums: html says saturated, its cells at least that" -- "$PY" -c 'import re, sys
+src = open(sys.argv[1]).read()
+banner = "<p><strong>Some figures reached 18446744073709551615 B and saturated there (&#x2265;): the sums are at least that.</strong></p>"
+assert src.count(banner) == 1, "no banner"
+assert src.index(banner) < src.index("<table>"), "banner after the tables"
+cells = re.findall(r"<tr><td>(pid 1|pid 2|total)</td>(.*?)</tr>", src)
+sat = "<td title=\"18446744073709551615 B, saturated: at least that\">&#x2265; 16384.0 PiB</td>"
+got = dict((who, row.count(sat)) for who, row in cells)
+# pid 1: allocated and peak; pid 2 none (2^63 each); the total: allocated,
+# peak and leaked
+assert got == {"pid 1": 2, "pid 2": 0, "total": 3}, got' "$T/out"
 expect_exit 0 "wrapping sums: pprof" -- "$MT" report --format pprof "$T/wrap.mt"
 check "wrapping sums: pprof values never negative, saturation said" -- "$PY" -c 'import gzip, sys
 def fields(b):
