@@ -111,15 +111,16 @@ static int64_t row_of(struct drow **rows, size_t *nrows, size_t *cap,
 static int json_row(FILE *out, struct mt_rep *side[2], const struct drow *d,
 		    struct mt_rep_frames *f)
 {
+	struct mt_rep *r = side[d->side];
 	char dc[24], db[24];
-	int n = mt_rep_site_frames(side[d->side],
-				   &side[d->side]->sites[d->site], f), i;
+	int n = mt_rep_site_frames(r, &r->sites[d->site], f), i;
+	size_t at;
 
 	if (n < 0) {
 		return n;
 	}
 	/* the report's shape: one string per frame, the process left out
-	 * (a diff site is summed over processes) */
+	 * (a diff site is summed over processes, so it has no "pid") */
 	fprintf(out, "{\"frames\":[");
 	for (i = 1; i < n; i++) {
 		if (i > 1) {
@@ -127,7 +128,16 @@ static int json_row(FILE *out, struct mt_rep *side[2], const struct drow *d,
 		}
 		mt_rep_json_str(out, f->name[i]);
 	}
-	fprintf(out, "],\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%s,\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%s}",
+	/* named as the report names it; a stack without a frame has only
+	 * the process, which is no name for a site of both recordings */
+	fprintf(out, "],\"name\":");
+	at = mt_rep_site_name(r, f);
+	if (at) {
+		mt_rep_json_str(out, f->name[at]);
+	} else {
+		fprintf(out, "null");
+	}
+	fprintf(out, ",\"count_a\":%" PRIu64 ",\"count_b\":%" PRIu64 ",\"count_delta\":%s,\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"bytes_delta\":%s}",
 		d->count[0], d->count[1],
 		delta(d->count[0], d->count[1], false, dc, sizeof(dc)),
 		d->bytes[0], d->bytes[1],

@@ -196,11 +196,11 @@ else
 	[ "$(wc -l <"$T/out")" -eq 5 ] && ok "long names: diff, 2 rows" ||
 		{ fail "long names: diff rows"; cat "$T/out"; }
 	expect_exit 0 "long names: diff json" -- "$MT" report --diff --format json "$T/ln1.mt" "$T/ln2.mt"
-	check "long names: diff json, frames as the report gives them" -- "$PY" -c 'import json, re, sys
+	check "long names: diff json, frames and name as the report gives them" -- "$PY" -c 'import json, re, sys
 r = json.load(open(sys.argv[1]))
 assert r["damaged"] is False and r["damaged_a"] is False and r["damaged_b"] is False, r
-got = [(s["frames"][1:], s["bytes_delta"], s["count_delta"]) for s in r["sites"]]
-assert got == [([sys.argv[2]], -100, -1), ([sys.argv[3]], 100, 1)], got
+got = [(s["frames"][1:], s["name"], s["bytes_delta"], s["count_delta"]) for s in r["sites"]]
+assert got == [([sys.argv[2]], sys.argv[2], -100, -1), ([sys.argv[3]], sys.argv[3], 100, 1)], got
 for s in r["sites"]:
     assert len(s["frames"]) == 2 and re.fullmatch(r"main \(long-names\.cc:[0-9]+\)", s["frames"][0]), s' \
 		"$T/out" "$N1" "$N2"
@@ -298,6 +298,14 @@ top = r["top_sites"]["bytes"]
 got = [re.sub(r" \(alloc-wrappers\.c:[0-9]+\)$", "", s["name"]) for s in top]
 assert got == ["direct_alloc", "parse_b", "parse_a", "make_node", "main", "copy_text"], got
 assert all(s["name"] in s["frames"] for s in top), top' "$T/out"
+	cp "$T/out" "$T/wr.json"
+	expect_exit 0 "wrappers: diff json" -- "$MT" report --diff --format json "$T/wr.mt" "$T/wr.mt"
+	check "wrappers: diff json names each site as the report json does" -- "$PY" -c 'import json, sys
+rep = json.load(open(sys.argv[1]))["top_sites"]["bytes"]
+diff = json.load(open(sys.argv[2]))["sites"]
+want = sorted((s["frames"][1:], s["name"]) for s in rep)
+got = sorted((s["frames"], s["name"]) for s in diff)
+assert len(want) == 6 and got == want, (got, want)' "$T/wr.json" "$T/out"
 fi
 
 # --- stack lines (issue 29: --stack-lines N) -----------------------------------
@@ -731,7 +739,7 @@ def est(n, blocks):
 want = []
 for site, blocks in sizes.items():
     (ca, ba), (cb, bb) = est(1000, blocks), est(2000, blocks)
-    want.append({"frames": [site], "count_a": ca, "count_b": cb, "count_delta": cb - ca,
+    want.append({"frames": [site], "name": site, "count_a": ca, "count_b": cb, "count_delta": cb - ca,
                  "bytes_a": ba, "bytes_b": bb, "bytes_delta": bb - ba})
 assert r["sites"] == want, (r["sites"], want)
 allb = [s for b in sizes.values() for s in b]
