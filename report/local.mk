@@ -10,7 +10,8 @@ report_libmtreport_la_SOURCES = \
 	report/report-flame.c report/report-svg.c report/report-html.c \
 	report/report-diff.c report/report-pipe.c report/report-sites.c \
 	report/report-pprof.c report/report-escape.c \
-	report/report-wrappers.c report/report-attach.c report/report-attach.h \
+	report/report-wrappers.c report/report-stack-lines.c \
+	report/report-attach.c report/report-attach.h \
 	report/symbolize.c report/symbolize.h \
 	report/sym-dwarf.c report/sym-dwarf.h \
 	report/sym-maps.c report/sym-maps.h

@@ -5,7 +5,9 @@
  * site here is its frames without the process (the size class, or the
  * symbolized call stack), summed over processes, and matched by its whole
  * frames: two C++ instantiations whose names differ only past their
- * first hundred bytes are two sites.
+ * first hundred bytes are two sites. The text prints a site as the text
+ * report does, named past its wrappers with the callers that tell it
+ * apart from every other row (report-stack-lines.c).
  *
  * A side recorded from an attach (memtrack --pid) is said to be: its
  * sites count only what was allocated after the attach. A sampled side
@@ -194,16 +196,78 @@ static void json_sampled(FILE *out, const char *key, const struct mt_rep *r)
 	}
 }
 
+/* The figures of a row, then its name (NULL: the caller writes it). */
 static void text_row(FILE *out, const uint64_t bytes[2],
 		     const uint64_t count[2], const char *name)
 {
 	char dc[24], db[24];
 
-	fprintf(out, "%14" PRIu64 " %14" PRIu64 " %15s %10" PRIu64 " %10" PRIu64 " %11s  %s\n",
+	fprintf(out, "%14" PRIu64 " %14" PRIu64 " %15s %10" PRIu64 " %10" PRIu64 " %11s  %s",
 		bytes[0], bytes[1],
 		delta(bytes[0], bytes[1], true, db, sizeof(db)), count[0],
 		count[1], delta(count[0], count[1], true, dc, sizeof(dc)),
-		name);
+		name ? name : "");
+	if (name) {
+		fputc('\n', out);
+	}
+}
+
+/*
+ * The rows as the text report prints its sites: the naming frame, then
+ * the callers that tell the row apart from every other row, one a line,
+ * innermost first (report-stack-lines.c). A row is summed over
+ * processes: no "in".
+ */
+static int text_rows(FILE *out, struct mt_rep *side[2], const struct drow *rows,
+		     size_t nrows, const struct mt_report_opts *o,
+		     struct mt_rep_frames *f)
+{
+	struct mt_rep_apart apart = { 0 };
+	size_t i, at;
+	int err = 0;
+
+	/* --stack-lines N: no need to know what tells the rows apart */
+	for (i = 0; o->stack_lines < 0 && i < nrows; i++) {
+		struct mt_rep *r = side[rows[i].side];
+
+		if (mt_rep_site_frames(r, &r->sites[rows[i].site], f) < 0) {
+			err = -ENOMEM;
+			goto end;
+		}
+		/* out of memory: each shows the least callers */
+		if (mt_rep_apart_add(&apart, f, mt_rep_site_name(r, f),
+				     false) < 0) {
+			break;
+		}
+	}
+	if (o->stack_lines < 0) {
+		mt_rep_apart_done(&apart);
+	}
+	for (i = 0; i < nrows; i++) {
+		struct mt_rep *r = side[rows[i].side];
+
+		if (mt_rep_site_frames(r, &r->sites[rows[i].site], f) < 0) {
+			err = -ENOMEM;
+			goto end;
+		}
+		at = mt_rep_site_name(r, f);
+		text_row(out, rows[i].bytes, rows[i].count, NULL);
+		/* a stack without a frame: only the process, which a
+		 * diff leaves out */
+		if (at) {
+			mt_rep_line_str(out, f->name[at]);
+		} else {
+			fprintf(out, "(no frame)");
+		}
+		fputc('\n', out);
+		mt_rep_stack_lines(f, at,
+				   mt_rep_apart_callers(&apart, i,
+							o->stack_lines),
+				   o->stack_lines, false, mt_rep_text_line, out);
+	}
+end:
+	mt_rep_apart_free(&apart);
+	return err;
 }
 
 /* The rows as the html format takes them (report-html.c). */
@@ -334,18 +398,16 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 			"bytes B", "bytes delta", "count A", "count B",
 			"count delta", "site");
 	}
-	for (i = 0; i < nrows; i++) {
-		if (json) {
-			if (i) {
-				fputc(',', out);
-			}
-			if (json_row(out, side, &rows[i], &f) < 0) {
-				goto nomem;
-			}
-		} else {
-			text_row(out, rows[i].bytes, rows[i].count,
-				 rows[i].label);
+	for (i = 0; json && i < nrows; i++) {
+		if (i) {
+			fputc(',', out);
 		}
+		if (json_row(out, side, &rows[i], &f) < 0) {
+			goto nomem;
+		}
+	}
+	if (!json && text_rows(out, side, rows, nrows, o, &f) < 0) {
+		goto nomem;
 	}
 	if (json) {
 		fprintf(out, "]}\n");

@@ -11,8 +11,11 @@
  *   - XML (svg, html): the same U+FFFD for invalid bytes, as &#xfffd;,
  *     and for what XML 1.0 cannot hold (controls but tab, newline and
  *     return; U+FFFE and U+FFFF);
- *   - stacks joined by ';' (collapsed, text, diff): ';', '\' and controls
- *     become \xHH, so that a frame is never split.
+ *   - stacks joined by ';' (collapsed, svg and html titles): ';', '\'
+ *     and controls become \xHH, so that a frame is never split;
+ *   - a frame on a line of its own (text, diff): '\' and controls become
+ *     \xHH, so that a frame is one line and writes nothing a terminal
+ *     obeys.
  */
 #include "config.h"
 
@@ -166,4 +169,17 @@ size_t mt_rep_frame_esc(char *dst, size_t len, const char *name)
 	}
 	dst[at] = '\0';
 	return at;
+}
+
+void mt_rep_line_str(FILE *out, const char *name)
+{
+	const unsigned char *s = (const unsigned char *)name;
+
+	for (; *s; s++) {
+		if (*s == '\\' || *s < 0x20 || *s == 0x7f) {
+			fprintf(out, "\\x%02x", *s);
+		} else {
+			fputc(*s, out);
+		}
+	}
 }

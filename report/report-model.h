@@ -226,6 +226,44 @@ void mt_rep_frames_free(struct mt_rep_frames *f);
 size_t mt_rep_site_name(struct mt_rep *r, const struct mt_rep_frames *f);
 void mt_rep_wrappers_free(struct mt_rep *r);
 
+/*
+ * A site as a person reads a stack (report-stack-lines.c): its naming
+ * frame, then its other frames innermost first, with as many callers as
+ * tell it apart from the other sites of its list. Add each site of the
+ * list (its frames and naming frame: by_process, sites of two processes
+ * are apart by their process; the same for every site), then done, then
+ * ask how many callers each shows: --stack-lines N (N >= 0: N, 0 meaning
+ * all to mt_rep_stack_lines()), or by default (N < 0) one more than it
+ * shares with any other site, 3 at least. Start from a zeroed struct;
+ * add and done return 0 or -ENOMEM (after which callers says 3).
+ */
+struct mt_rep_apart {
+	uint64_t *keys; /* each site's frames as hashes, concatenated */
+	size_t nkeys, kcap;
+	size_t *start;  /* site i: keys[start[i]] to keys[start[i + 1]] */
+	size_t n, scap;
+	size_t *shared; /* mt_rep_apart_done(): per site */
+	uint64_t seed;
+	bool by_process;
+};
+int mt_rep_apart_add(struct mt_rep_apart *a, const struct mt_rep_frames *f,
+		     size_t at, bool by_process);
+int mt_rep_apart_done(struct mt_rep_apart *a);
+size_t mt_rep_apart_callers(const struct mt_rep_apart *a, size_t site,
+			    int stack_lines);
+void mt_rep_apart_free(struct mt_rep_apart *a);
+/* The lines after a site's naming frame f->name[at], innermost first:
+ * fn(ctx, "via" | "from" | "in", name, 0) for a frame ("in": the
+ * process, when in), fn(ctx, "...", NULL, more) for frames left out. */
+typedef void (*mt_rep_line_fn)(void *ctx, const char *word, const char *name,
+			       size_t more);
+void mt_rep_stack_lines(const struct mt_rep_frames *f, size_t at,
+			size_t callers, int stack_lines, bool in,
+			mt_rep_line_fn fn, void *ctx);
+/* An mt_rep_line_fn writing the text report's lines to ctx, a FILE. */
+void mt_rep_text_line(void *ctx, const char *word, const char *name,
+		      size_t more);
+
 /* Top lists: indices into r->sites, best first. */
 enum mt_rep_rank {
 	MT_REP_BY_BYTES,
@@ -291,6 +329,8 @@ void mt_rep_json_str(FILE *out, const char *s);
 /* The same, with '<', '>' and '&' as \u00XX: JSON inside an html page. */
 void mt_rep_json_str_markup(FILE *out, const char *s);
 void mt_rep_xml_str(FILE *out, const char *s);
+/* A frame on a line of its own (text, diff): '\' and controls as \xHH. */
+void mt_rep_line_str(FILE *out, const char *s);
 /* A frame name for a ';'-joined stack: ';', '\' and controls as \xHH.
  * Writes at most len bytes, NUL included; returns the length. */
 size_t mt_rep_frame_esc(char *dst, size_t len, const char *name);

@@ -9,12 +9,8 @@
  * A site is printed the way a stack is read: its figures and the frame
  * that names it (mt_rep_site_name(): the allocator and its wrappers
  * skipped), then the rest of its frames one a line, innermost first, as
- * heaptrack_print does: "via" the wrappers it allocated through, "from"
- * its callers, "in" the process. How many callers: --stack-lines N, or
- * by default as many as tell the sites of the list apart (a site whose
- * first callers are those of another in the list shows one more than
- * they share; sites of other processes are told apart by their "in"), 3
- * at least; "..." says how many more there are.
+ * many callers as tell the sites of the list apart (report-stack-lines.c;
+ * sites of other processes are told apart by their "in").
  */
 #include "config.h"
 
@@ -125,27 +121,12 @@ static void print_proc(FILE *out, const struct mt_rep_proc *p,
 	}
 }
 
-#define MIN_CALLERS 3
-
-/* How many leading frames, from its naming one outward (the process
- * left out), the site of a and that of b share. */
-static size_t shared(const struct mt_rep_frames *a, size_t at_a,
-		     const struct mt_rep_frames *b, size_t at_b)
-{
-	size_t k = 0;
-
-	while (k <= at_a && k <= at_b && at_a - k > 0 && at_b - k > 0 &&
-	       !strcmp(a->name[at_a - k], b->name[at_b - k])) {
-		k++;
-	}
-	return k;
-}
-
 static int print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
 		       const char *title, int stack_lines,
 		       struct mt_rep_frames *fs)
 {
-	size_t idx[MT_REP_TOP], ats[MT_REP_TOP], n, i, j, at, shown;
+	struct mt_rep_apart apart = { 0 };
+	size_t idx[MT_REP_TOP], ats[MT_REP_TOP], n, i;
 	const char *name;
 	char h[32];
 
@@ -156,68 +137,43 @@ static int print_sites(FILE *out, struct mt_rep *r, enum mt_rep_rank rank,
 	}
 	for (i = 0; i < n; i++) {
 		if (mt_rep_site_frames(r, &r->sites[idx[i]], &fs[i]) < 0) {
+			mt_rep_apart_free(&apart);
 			return -ENOMEM;
 		}
 		ats[i] = mt_rep_site_name(r, &fs[i]);
+		/* out of memory: each shows the least callers */
+		if (mt_rep_apart_add(&apart, &fs[i], ats[i], true) < 0) {
+			break;
+		}
 	}
+	mt_rep_apart_done(&apart);
 	for (i = 0; i < n; i++) {
 		const struct mt_rep_site *s = &r->sites[idx[i]];
-		const struct mt_rep_frames *f = &fs[i];
-		size_t callers = 0;
 
-		at = ats[i];
-		name = f->name[at];
-		if (stack_lines > 0) {
-			callers = (size_t)stack_lines;
-		} else if (stack_lines < 0) {
-			callers = MIN_CALLERS;
-			/* sites of other processes differ by their "in" */
-			for (j = 0; j < n; j++) {
-				size_t k = j == i || strcmp(f->name[0],
-							    fs[j].name[0]) ?
-						   0 :
-						   shared(f, at, &fs[j], ats[j]);
-
-				if (k > callers) {
-					callers = k;
-				}
-			}
-		}
+		name = fs[i].name[ats[i]];
 		switch (rank) {
 		case MT_REP_BY_COUNT:
-			fprintf(out, "  %2zu. %12" PRIu64 " allocs  %s\n",
-				i + 1, s->count, name);
+			fprintf(out, "  %2zu. %12" PRIu64 " allocs  ",
+				i + 1, s->count);
 			break;
 		case MT_REP_BY_LEAK:
-			fprintf(out, "  %2zu. %12" PRIu64 " B %10s in %" PRIu64 " blocks  %s\n",
+			fprintf(out, "  %2zu. %12" PRIu64 " B %10s in %" PRIu64 " blocks  ",
 				i + 1, s->live, human(s->live, h, sizeof(h)),
-				s->live_blocks, name);
+				s->live_blocks);
 			break;
 		default:
-			fprintf(out, "  %2zu. %12" PRIu64 " B %10s  %s\n",
+			fprintf(out, "  %2zu. %12" PRIu64 " B %10s  ",
 				i + 1, mt_rep_site_value(s, rank),
-				human(mt_rep_site_value(s, rank), h, sizeof(h)),
-				name);
+				human(mt_rep_site_value(s, rank), h, sizeof(h)));
 			break;
 		}
-		shown = 0;
-		for (j = f->n; j-- > 0;) {
-			if (j == at) {
-				continue;
-			}
-			/* one frame left is shown, not counted */
-			if (j > 1 && j < at && stack_lines &&
-			    shown++ == callers) {
-				fprintf(out, "%14s %zu more frame%s (--stack-lines 0: all)\n",
-					"...", j, j == 1 ? "" : "s");
-				j = 1; /* the process comes next */
-				continue;
-			}
-			fprintf(out, "%14s %s\n",
-				j > at ? "via" : j ? "from" : "in",
-				f->name[j]);
-		}
+		mt_rep_line_str(out, name);
+		fputc('\n', out);
+		mt_rep_stack_lines(&fs[i], ats[i],
+				   mt_rep_apart_callers(&apart, i, stack_lines),
+				   stack_lines, true, mt_rep_text_line, out);
 	}
+	mt_rep_apart_free(&apart);
 	return 0;
 }
 

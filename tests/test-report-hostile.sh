@@ -137,8 +137,11 @@ for want in ("semi;colon.so+0x11", "new\nline.so+0x11", "xml<&\">.so+0x11",
 assert data or "<!DOCTYPE" not in open(sys.argv[1]).read(1000)' "$T/out"
 done
 expect_exit 0 "names: diff" -- "$MT" report --diff "$T/names.mt" "$T/names.mt"
-has "$T/out" "names: diff, one row each" '  semi\\x3bcolon\.so\+0x11$' \
+# a frame on a line of its own: ';' as it is, a newline escaped
+has "$T/out" "names: diff, one row each" '  semi;colon\.so\+0x11$' \
 	'  new\\x0aline\.so\+0x11$'
+[ "$(wc -l <"$T/out")" -eq 9 ] && ok "names: diff, a line per row" ||
+	{ fail "names: diff lines"; cat "$T/out"; }
 
 # --- sizes whose sum wraps around 2^64 -------------------------------------------
 # The flame graph's frames sum their callees' bytes: a wrapped sum made the

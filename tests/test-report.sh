@@ -190,10 +190,16 @@ elif ! mkrec long "$T/ln1.mt" "$LN" 100 0 ||
 	fail "long names: cannot write the recordings"
 else
 	expect_exit 0 "long names: diff" -- "$MT" report --diff "$T/ln1.mt" "$T/ln2.mt"
-	has "$T/out" "long names: diff, a row each" \
-		"^ +100 +0 +-100 +1 +0 +-1  main \(long-names\.cc:[0-9]+\);$(re "$N1")$" \
-		"^ +0 +100 +\+100 +0 +1 +\+1  main \(long-names\.cc:[0-9]+\);$(re "$N2")$"
-	[ "$(wc -l <"$T/out")" -eq 5 ] && ok "long names: diff, 2 rows" ||
+	has "$T/out" "long names: diff, a row each, named whole" \
+		"^ +100 +0 +-100 +1 +0 +-1  $(re "$N1")$" \
+		"^ +0 +100 +\+100 +0 +1 +\+1  $(re "$N2")$"
+	# each row: its site, then its caller on the next line
+	for n in "$N1" "$N2"; do
+		grep -E -A1 "  $(re "$n")\$" "$T/out" | tail -n 1 |
+			grep -E -q '^ +from main \(long-names\.cc:[0-9]+\)$' ||
+			{ fail "long names: diff, no caller under $n"; cat "$T/out"; }
+	done
+	[ "$(wc -l <"$T/out")" -eq 7 ] && ok "long names: diff, 2 rows of 2 lines" ||
 		{ fail "long names: diff rows"; cat "$T/out"; }
 	expect_exit 0 "long names: diff json" -- "$MT" report --diff --format json "$T/ln1.mt" "$T/ln2.mt"
 	check "long names: diff json, frames and name as the report gives them" -- "$PY" -c 'import json, re, sys
@@ -375,6 +381,28 @@ EOF
 		ok "deep sites: --stack-lines 0 shows every frame"
 	else
 		fail "deep sites: --stack-lines 0"; cat "$T/ds-got"
+	fi
+	# report --diff prints its rows the same way, without the process (a
+	# row is summed over processes); its rows were one root-first line
+	diff_sites() {
+		"$MT" report --diff "$@" "$T/ds.mt" "$T/ds.mt" >"$T/ds.out" \
+			2>"$T/ds.err" || fail "deep sites: diff $*: $(cat "$T/ds.err")"
+		sed -n '3,$p' "$T/ds.out" | grep -v '  total$' |
+			sed -E -e 's/ \([^()]*:[0-9]+\)( \[inlined\])?$//' \
+			-e 's/^ +[0-9]+ +[0-9]+ +\+0 +[0-9]+ +[0-9]+ +\+0  /site /' \
+			-e 's/^ +(from|via|in|\.\.\.) /\1 /'
+	}
+	grep -v '^in pid$' "$T/ds-want" >"$T/ds-want-diff"
+	diff_sites >"$T/ds-got"
+	cmp -s "$T/ds-got" "$T/ds-want-diff" &&
+		ok "deep sites: diff, the callers that tell the rows apart" ||
+		{ fail "deep sites: diff stack lines"; diff "$T/ds-got" "$T/ds-want-diff"; }
+	diff_sites --stack-lines 2 >"$T/ds-got"
+	if grep -qx 'from deep_f4' "$T/ds-got" && ! grep -qx 'from deep_f3' "$T/ds-got" &&
+		[ "$(grep -cx '\.\.\. 8 more frames (--stack-lines 0: all)' "$T/ds-got")" -eq 2 ]; then
+		ok "deep sites: diff --stack-lines 2 shows two callers, counts the rest"
+	else
+		fail "deep sites: diff --stack-lines 2"; cat "$T/ds-got"
 	fi
 fi
 expect_exit 2 "--stack-lines x" -- "$MT" report --stack-lines x "$T/ds.mt"
