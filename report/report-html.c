@@ -115,21 +115,42 @@ static void attach_note(FILE *out, const struct mt_rep *r)
 	}
 }
 
+/* A line of a top site under its name: "from main (app.c:12)" */
+static void site_line(void *ctx, const char *word, const char *name,
+		      size_t more)
+{
+	FILE *out = ctx;
+
+	if (!name) {
+		fprintf(out, "<span class=\"call\">&#x2026; %zu more frame%s (click: the whole stack)</span>",
+			more, more == 1 ? "" : "s");
+		return;
+	}
+	fprintf(out, "<span class=\"call\">%s ", word);
+	mt_rep_xml_str(out, name);
+	fprintf(out, "</span>");
+}
+
 /*
  * The top sites by the flamegraph's weight: each named by its frame
  * (mt_rep_site_name(): the innermost one not in an allocator or a
- * wrapper of it), the whole stack in its title; a click searches the
- * flamegraph for it.
+ * wrapper of it), then, as the text report shows them, its wrappers and
+ * as many callers as tell it apart from the other rows
+ * (report-stack-lines.c), and its process: two sites of one function
+ * read apart. The whole stack is in its title; a click shows it and
+ * searches the flamegraph for the name.
  */
 static int top_sites(FILE *out, struct mt_rep *r,
 		     const struct mt_report_opts *o)
 {
-	struct mt_rep_frames f = { 0 };
+	struct mt_rep_frames f[MT_REP_TOP];
+	struct mt_rep_apart apart = { 0 };
 	bool by_count = o->weight == MT_REPORT_COUNT;
-	size_t idx[MT_REP_TOP], n, i;
+	size_t idx[MT_REP_TOP], ats[MT_REP_TOP], n, i;
 	const char *stack;
-	int nf, err = 0;
+	int err = 0;
 
+	memset(f, 0, sizeof(f));
 	n = mt_rep_top_sites(r, by_count ? MT_REP_BY_COUNT : MT_REP_BY_BYTES,
 			     idx, MT_REP_TOP);
 	fprintf(out, "<div id=\"sites\">\n<h2>Top sites by %s</h2>\n",
@@ -138,12 +159,23 @@ static int top_sites(FILE *out, struct mt_rep *r,
 		fprintf(out, "<p>(no allocation)</p>\n</div>\n");
 		return 0;
 	}
-	fprintf(out, "<table>\n<tr><th>#</th><th>site (click: search)</th><th>allocated</th><th>allocations</th><th>at peak</th><th>leaked</th></tr>\n");
+	for (i = 0; i < n; i++) {
+		if (mt_rep_site_frames(r, &r->sites[idx[i]], &f[i]) < 0) {
+			err = -ENOMEM;
+			goto end;
+		}
+		ats[i] = mt_rep_site_name(r, &f[i]);
+		/* out of memory: each shows the least callers */
+		if (mt_rep_apart_add(&apart, &f[i], ats[i], true) < 0) {
+			break;
+		}
+	}
+	mt_rep_apart_done(&apart);
+	fprintf(out, "<table>\n<tr><th>#</th><th>site (click: its stack, a search)</th><th>allocated</th><th>allocations</th><th>at peak</th><th>leaked</th></tr>\n");
 	for (i = 0; i < n; i++) {
 		const struct mt_rep_site *s = &r->sites[idx[i]];
 
-		nf = mt_rep_site_frames(r, s, &f);
-		stack = nf < 0 ? NULL : mt_rep_frames_join(&f, 0);
+		stack = mt_rep_frames_join(&f[i], 0);
 		if (!stack) {
 			err = -ENOMEM;
 			break;
@@ -151,8 +183,12 @@ static int top_sites(FILE *out, struct mt_rep *r,
 		fprintf(out, "<tr><td>%zu</td><td class=\"site\" title=\"",
 			i + 1);
 		mt_rep_xml_str(out, stack);
-		fprintf(out, "\">");
-		mt_rep_xml_str(out, f.name[mt_rep_site_name(r, &f)]);
+		fprintf(out, "\"><span class=\"name\">");
+		mt_rep_xml_str(out, f[i].name[ats[i]]);
+		fprintf(out, "</span>");
+		mt_rep_stack_lines(&f[i], ats[i],
+				   mt_rep_apart_callers(&apart, i, -1), -1,
+				   true, site_line, out);
 		fprintf(out, "</td>");
 		td_bytes(out, s->bytes);
 		td_count(out, s->count);
@@ -161,7 +197,11 @@ static int top_sites(FILE *out, struct mt_rep *r,
 		fprintf(out, "</tr>\n");
 	}
 	fprintf(out, "</table>\n</div>\n");
-	mt_rep_frames_free(&f);
+end:
+	for (i = 0; i < MT_REP_TOP; i++) {
+		mt_rep_frames_free(&f[i]);
+	}
+	mt_rep_apart_free(&apart);
 	return err;
 }
 
@@ -472,6 +512,8 @@ static void page_begin(FILE *out, const char *title, const char *suffix)
 		"table { border-collapse: collapse; }\n"
 		"td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }\n"
 		"td.site { text-align: left; font-family: monospace; cursor: pointer; max-width: 30em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }\n"
+		"td.site span { display: block; overflow: hidden; text-overflow: ellipsis; }\n"
+		"td.site span.call { padding-left: 2em; color: #555; font-size: 90%%; }\n"
 		"#main { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }\n"
 		"#controls { margin: 0.5em 0; }\n"
 		"#info { height: 1.5em; font-family: monospace; }\n"

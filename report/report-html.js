@@ -803,7 +803,10 @@
 				next.appendChild(cell);
 				tr.parentNode.insertBefore(next, tr.nextSibling);
 			}
-			search.value = td.textContent;
+			/* the name alone: the lines under it are its
+			 * callers */
+			search.value = (td.querySelector('.name') || td)
+				.textContent;
 			search.dispatchEvent(new Event('input'));
 		});
 	}
@@ -989,6 +992,7 @@
 		th.dispatchEvent(new MouseEvent('click', { bubbles: true }));
 		lines.push('site stack: ' + $('sites').querySelector('tr.stack')
 			   .textContent.split('\n').join(' | '));
+		lines.push('site search: ' + search.value);
 		th.dispatchEvent(new MouseEvent('click', { bubbles: true }));
 		lines.push('site stack closed: ' +
 			   $('sites').querySelectorAll('tr.stack').length);

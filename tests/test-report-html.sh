@@ -70,9 +70,9 @@ ET.fromstring(src.split("\n", 1)[1])
 assert not re.search(r"src=|href=|@import|url\(|//[a-z]", src.replace("http://www.w3.org/", "")), "external reference"' "$T/shape.html"
 has "$T/shape.html" "html tables" \
 	'<td title="1114113 B">1\.1 MiB</td>' \
-	'<td class="site" title="pid [0-9]+;[^"]*;main[^;"]*;shape_wide[^;"]*">shape_wide[^<]*</td><td title="1048576 B">1\.0 MiB</td><td>16</td>' \
-	'<td class="site" title="[^"]*;shape_narrow[^;"]*">shape_narrow[^<]*</td><td title="65536 B">64\.0 KiB</td><td>1</td>' \
-	'<td class="site" title="[^"]*;shape_deep[^;"]*">shape_deep[^<]*</td><td title="1 B">1 B</td><td>1</td>' \
+	'<td class="site" title="pid [0-9]+;[^"]*;main[^;"]*;shape_wide[^;"]*"><span class="name">shape_wide[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="1048576 B">1\.0 MiB</td><td>16</td>' \
+	'<td class="site" title="[^"]*;shape_narrow[^;"]*"><span class="name">shape_narrow[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="65536 B">64\.0 KiB</td><td>1</td>' \
+	'<td class="site" title="[^"]*;shape_deep[^;"]*"><span class="name">shape_deep[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="1 B">1 B</td><td>1</td>' \
 	'<td title="[0-9]+ ns">[0-9]+\.[0-9]{3} m?s</td>'
 grep -q '<td>1114113</td>' "$T/shape.html" &&
 	fail "html: a raw byte count in a cell" || ok "html: no raw byte count in a cell"
@@ -217,7 +217,7 @@ has "$T/selftest" "views: the chart and the first phase" \
 	"^top-down live: .* \| $m$at=1048576 \| $m$at=0 \| $m$at=0 \| $m$at=0 \| [0-9]+:leak_some$at=0$"
 has "$T/selftest" "views: a top site's whole stack, innermost first" \
 	"^site stack: phase_one$at \\| main$at \\| __libc_start_call_main.* \\| _start \\| pid [0-9]+$" \
-	"^site stack closed: 0$"
+	"^site search: phase_one$at$" "^site stack closed: 0$"
 browse "$T/phases.html" "#views=0.6,0.9"
 has "$T/selftest" "views: the second phase" "^ok$" \
 	"^live flame: 2097152 bytes; pid [0-9]+=2097152$" \

@@ -295,7 +295,7 @@ EOF
 	check "wrappers: html top sites named past the wrappers" -- "$PY" -c 'import re, sys
 src = open(sys.argv[1]).read().split("<div id=\"sites\">")[1].split("</div>")[0]
 got = [re.sub(r" \(alloc-wrappers\.c:[0-9]+\)$", "", n)
-       for n in re.findall(r"<td class=\"site\" title=\"[^\"]*\">([^<]*)</td>", src)]
+       for n in re.findall(r"<td class=\"site\" title=\"[^\"]*\"><span class=\"name\">([^<]*)</span>", src)]
 assert got == ["direct_alloc", "parse_b", "parse_a", "make_node", "main", "copy_text"], got' "$T/out"
 	expect_exit 0 "wrappers: json" -- "$MT" report --format json "$T/wr.mt"
 	check "wrappers: json names each site as the html does, among its frames" -- "$PY" -c 'import json, re, sys
@@ -382,6 +382,24 @@ EOF
 	else
 		fail "deep sites: --stack-lines 0"; cat "$T/ds-got"
 	fi
+	# the html's top sites: the two deep_f6 rows read apart by their
+	# callers, as in the text, each with its process (they read alike)
+	"$MT" report --format html "$T/ds.mt" >"$T/ds.html" 2>"$T/ds.err" ||
+		fail "deep sites: html: $(cat "$T/ds.err")"
+	check "deep sites: html top sites, the callers that tell them apart and the pid" -- "$PY" -c 'import html, re, sys
+src = open(sys.argv[1]).read().split("<div id=\"sites\">")[1].split("</div>")[0]
+rows = re.findall(r"<td class=\"site\" title=\"pid ([0-9]+);[^\"]*\">(.*?)</td>", src)
+got = []
+for pid, cell in rows:
+    lines = [html.unescape(re.sub(r" \([^()]*:[0-9]+\)( \[inlined\])?$", "", x))
+             for x in re.findall(r"<span class=\"(?:name|call)\">([^<]*)</span>", cell)]
+    assert lines and lines[-1] == "in pid " + pid, (lines, cell)
+    got.append(lines[:-1])
+def deep(caller):
+    return ["deep_f6"] + ["from deep_f%d" % i for i in range(5, 0, -1)] + \
+        ["from " + caller, "\u2026 4 more frames (click: the whole stack)"]
+assert got[:2] == [deep("deep_a"), deep("deep_b")], got
+assert got[2][:4] == ["main", "from __libc_start_call_main", "from __libc_start_main_impl", "from _start"], got[2]' "$T/ds.html"
 	# report --diff prints its rows the same way, without the process (a
 	# row is summed over processes); its rows were one root-first line
 	diff_sites() {
