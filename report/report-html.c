@@ -28,7 +28,8 @@
 #define HTML_SITES 10000
 #define HTML_FIGURES 5 /* allocated, allocations, temporary, at peak, leaked */
 
-/* Figures are shown in human units; the exact value is in the title. */
+/* Figures are shown in human units (bytes in KiB, MiB...; counts in k,
+ * M...); the exact value is in the title. */
 static void td_bytes(FILE *out, uint64_t v)
 {
 	char h[32];
@@ -49,7 +50,10 @@ static void td_time(FILE *out, uint64_t ns)
 
 static void td_count(FILE *out, uint64_t v)
 {
-	fprintf(out, "<td>%" PRIu64 "</td>", v);
+	char h[32];
+
+	mt_rep_human_count(v, h, sizeof(h));
+	fprintf(out, "<td title=\"%" PRIu64 "\">%s</td>", v, h);
 }
 
 static void row(FILE *out, const char *name, const struct mt_rep_proc *p,
@@ -680,7 +684,7 @@ int mt_rep_html_diff(FILE *out, struct mt_rep *side[2],
 				uint64_t d = a > b ? a - b : b - a;
 
 				if (j == 1 || j == 2) {
-					snprintf(h, sizeof(h), "%" PRIu64, d);
+					mt_rep_human_count(d, h, sizeof(h));
 				} else {
 					mt_rep_human(d, h, sizeof(h));
 				}

@@ -64,13 +64,25 @@
 		return u ? v.toFixed(1) + ' ' + units[u] : v + ' B';
 	}
 
+	/* a count in units, as the page's tables give it: 34.5k, 1.2M */
+	function humanCount(v) {
+		var units = ['', 'k', 'M', 'G', 'T', 'P', 'E'];
+		var u = 0;
+
+		while (v >= 999.95 && u < units.length - 1) {
+			v /= 1000;
+			u++;
+		}
+		return u ? v.toFixed(1) + units[u] : String(v);
+	}
+
 	function humanTime(ns) {
 		return ns < 1e9 ? (ns / 1e6).toFixed(3) + ' ms' :
 			(ns / 1e9).toFixed(3) + ' s';
 	}
 
 	function show(m, v) {
-		return FIGURES[m].unit === 'bytes' ? human(v) : String(v);
+		return FIGURES[m].unit === 'bytes' ? human(v) : humanCount(v);
 	}
 
 	/* a site's figure m */
@@ -386,7 +398,7 @@
 		}
 		return (n === 1 ? '1 frame matches: ' : n + ' frames match: ') +
 			(FIGURES[m].unit === 'bytes' ? human(weight) :
-			 weight + ' ' + FIGURES[m].unit) + ', ' +
+			 humanCount(weight) + ' ' + FIGURES[m].unit) + ', ' +
 			(total ? 100 * weight / total : 0).toFixed(2) + '% of all';
 	}
 

@@ -285,8 +285,9 @@ uint64_t mt_rep_align_series(struct mt_rep *r);
 /* Some byte figure reached 2^64 - 1 (mt_rep_sat_add()). */
 bool mt_rep_saturated(const struct mt_rep *r);
 
-/* Human figures: "1.5 MiB". */
+/* Human figures: "1.5 MiB"; of a count, "1.2M", "34.5k", "999". */
 void mt_rep_human(uint64_t bytes, char *buf, size_t len);
+void mt_rep_human_count(uint64_t count, char *buf, size_t len);
 /* "12.345 ms" below a second, "1.234 s" from there (report-svg.c). */
 void mt_rep_human_time(uint64_t ns, char *buf, size_t len);
 

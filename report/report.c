@@ -493,6 +493,24 @@ void mt_rep_human(uint64_t v, char *buf, size_t len)
 	}
 }
 
+void mt_rep_human_count(uint64_t v, char *buf, size_t len)
+{
+	static const char units[] = "kMGTPE";
+	double d = (double)v;
+	int u = -1;
+
+	if (v < 1000) {
+		snprintf(buf, len, "%" PRIu64, v);
+		return;
+	}
+	/* 999,960 is "1.0M", not "1000.0k" */
+	while (d >= 999.95 && u < 5) {
+		d /= 1000;
+		u++;
+	}
+	snprintf(buf, len, "%.1f%c", d, units[u]);
+}
+
 /* ------------------------------------------------------------------ */
 /* Timeline                                                            */
 /* ------------------------------------------------------------------ */

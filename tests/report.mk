@@ -31,8 +31,10 @@ check_PROGRAMS += tests/progs/alloc-wrappers
 tests_progs_alloc_wrappers_SOURCES = tests/progs/alloc-wrappers.c
 tests_progs_alloc_wrappers_CFLAGS = $(WARN_CFLAGS) -g
 
-# tests/test-report.sh: the text report's stack lines (--stack-lines),
-# two sites told apart by their sixth caller
+# tests/test-report.sh: the stack lines (--stack-lines) of the text report,
+# the text --diff and the html's top sites, two sites told apart by their
+# sixth caller; tests/test-report-html.sh: their 1000 allocations each, in
+# units in the browser
 check_PROGRAMS += tests/progs/deep-sites
 tests_progs_deep_sites_SOURCES = tests/progs/deep-sites.c tests/progs/chain.h
 tests_progs_deep_sites_CFLAGS = $(WARN_CFLAGS) -O2 -g -fno-builtin \

@@ -70,9 +70,9 @@ ET.fromstring(src.split("\n", 1)[1])
 assert not re.search(r"src=|href=|@import|url\(|//[a-z]", src.replace("http://www.w3.org/", "")), "external reference"' "$T/shape.html"
 has "$T/shape.html" "html tables" \
 	'<td title="1114113 B">1\.1 MiB</td>' \
-	'<td class="site" title="pid [0-9]+;[^"]*;main[^;"]*;shape_wide[^;"]*"><span class="name">shape_wide[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="1048576 B">1\.0 MiB</td><td>16</td>' \
-	'<td class="site" title="[^"]*;shape_narrow[^;"]*"><span class="name">shape_narrow[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="65536 B">64\.0 KiB</td><td>1</td>' \
-	'<td class="site" title="[^"]*;shape_deep[^;"]*"><span class="name">shape_deep[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="1 B">1 B</td><td>1</td>' \
+	'<td class="site" title="pid [0-9]+;[^"]*;main[^;"]*;shape_wide[^;"]*"><span class="name">shape_wide[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="1048576 B">1\.0 MiB</td><td title="16">16</td>' \
+	'<td class="site" title="[^"]*;shape_narrow[^;"]*"><span class="name">shape_narrow[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="65536 B">64\.0 KiB</td><td title="1">1</td>' \
+	'<td class="site" title="[^"]*;shape_deep[^;"]*"><span class="name">shape_deep[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="1 B">1 B</td><td title="1">1</td>' \
 	'<td title="[0-9]+ ns">[0-9]+\.[0-9]{3} m?s</td>'
 grep -q '<td>1114113</td>' "$T/shape.html" &&
 	fail "html: a raw byte count in a cell" || ok "html: no raw byte count in a cell"
@@ -149,6 +149,18 @@ has "$T/selftest" "browser, by count" "^ok$" \
 	"^search: highlighted 1: 1 frame matches: 1 allocations, 5\.56% of all$"
 grep -q 'error:' "$T/selftest" && fail "browser, by count: script error" ||
 	ok "browser, by count: no script error"
+
+# counts in units, as the tables give them: tests/progs/deep-sites's two
+# sites of deep_f6 make 1000 allocations each
+"$MT" --source preload --stacks --sink "file:$T/deep.mt" -- \
+	"$MT_BUILDDIR/tests/progs/deep-sites" &&
+	"$MT" report --format html --weight count "$T/deep.mt" >"$T/deep.html" ||
+	fail "html of deep-sites"
+browse "$T/deep.html" "#selftest=deep_a&search=deep_f6"
+has "$T/selftest" "browser, counts in units" "^ok$" \
+	"^search deep_f6: 2 frames match: 2\.0k allocations, 99\.95% of all$"
+grep -q 'error:' "$T/selftest" && fail "browser, counts in units: script error" ||
+	ok "browser, counts in units: no script error"
 
 # no allocation, no flamegraph: the script still runs
 printf '{"pid":1,"tid":1,"timestamp":1000,"addr":4096,"type":"Mmap","size":4096}\n' >"$T/none.jsonl"

@@ -400,6 +400,13 @@ def deep(caller):
         ["from " + caller, "\u2026 4 more frames (click: the whole stack)"]
 assert got[:2] == [deep("deep_a"), deep("deep_b")], got
 assert got[2][:4] == ["main", "from __libc_start_call_main", "from __libc_start_main_impl", "from _start"], got[2]' "$T/ds.html"
+	# counts in units, the exact figure in the title: 1000 allocations
+	# at each deep site, 2001 in all
+	has "$T/ds.html" "deep sites: html counts in units" \
+		'<tr><td>total</td><td title="2001">2\.0k</td>' \
+		'^<tr><td>1</td><td class="site" .*</td><td title="16000 B">15\.6 KiB</td><td title="1000">1\.0k</td>' \
+		'^<tr><td>2</td><td class="site" .*</td><td title="8000 B">7\.8 KiB</td><td title="1000">1\.0k</td>' \
+		'^<tr><td>3</td><td class="site" .*</td><td title="4000 B">3\.9 KiB</td><td title="1">1</td>'
 	# report --diff prints its rows the same way, without the process (a
 	# row is summed over processes); its rows were one root-first line
 	diff_sites() {
@@ -515,7 +522,7 @@ assert r["damaged_metadata"] == 0 and r["damaged"] is False, r' "$T/out"
 	check "attach: html says it, and counts the frees of earlier blocks" -- "$PY" -c 'import re, sys
 src = open(sys.argv[1]).read()
 assert "<th>frees before attach</th>" in src
-rows = re.findall(r"<tr><td>(pid [0-9]+[^<]*|total)</td><td>([0-9]+)</td><td>([0-9]+)</td><td>([0-9]+)</td>", src)
+rows = re.findall(r"<tr><td>(pid [0-9]+[^<]*|total)</td><td title=\"[0-9]+\">([0-9]+)</td><td title=\"[0-9]+\">([0-9]+)</td><td title=\"[0-9]+\">([0-9]+)</td>", src)
 assert rows == [("pid 1 (attached)", "3", "1", "3"), ("pid 2", "1", "0", "0"), ("total", "4", "1", "3")], rows
 assert re.search(r"<p><strong>pid 1 was attached to</strong> \([^)]* before the first event\): .*3 frees of blocks allocated before the attach", src)
 assert "pid 2 was attached" not in src' "$T/out"
