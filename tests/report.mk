@@ -21,7 +21,7 @@ tests_progs_phases_CFLAGS = $(WARN_CFLAGS) -O2 -g -fno-builtin
 
 # tests/test-report.sh: whole frame names (issue 29), two C++ template
 # instantiations named alike for 140 bytes, put in recordings by
-# tests/mkrec.py; -g for the file and line
+# tests/mkrec.py and recorded live; -g for the file and line
 check_PROGRAMS += tests/progs/long-names
 tests_progs_long_names_SOURCES = tests/progs/long-names.cc
 tests_progs_long_names_CXXFLAGS = -std=c++17 -g -fno-builtin -Wall

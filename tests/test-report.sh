@@ -247,6 +247,28 @@ for n in sys.argv[2:]:
 		"$T/out" "$N1" "$N2"
 fi
 
+# the program recorded live (--source preload --stacks, no root): each
+# allocation is named by its whole instantiation, not by malloc, operator
+# new or main (make<> was a tail call to malloc, no frame of its own)
+if ! "$MT" -q --source preload --stacks --sink "file:$T/ln-live.mt" -- "$LN" \
+	2>"$T/ln.err"; then
+	fail "long names, live: cannot record: $(cat "$T/ln.err")"
+else
+	expect_exit 0 "long names, live: json" -- "$MT" report --format json "$T/ln-live.mt"
+	check "long names, live: each site named by its whole instantiation" -- "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+top = r["top_sites"]["bytes"]
+named = dict((s["bytes"], (s["name"], s["count"], s["frames"][-1])) for s in top)
+assert named.get(100) == (sys.argv[2], 1, sys.argv[2]), named
+assert named.get(200) == (sys.argv[3], 1, sys.argv[3]), named' \
+		"$T/out" "$N1" "$N2"
+	expect_exit 0 "long names, live: text" -- "$MT" report "$T/ln-live.mt"
+	awk '/^top sites by bytes allocated$/ { p = 1; next } /^top sites/ { p = 0 } p' \
+		"$T/out" >"$T/ln-text"
+	has "$T/ln-text" "long names, live: text" "^ +[0-9]+\. +200 B +$(re "$N2")$" \
+		"^ +[0-9]+\. +100 B +$(re "$N1")$"
+fi
+
 # --- a site is named by its first frame past the allocator (issue 29) ----------
 # tests/progs/alloc-wrappers: my_xmalloc() (three callers) and make_string()
 # (two, over my_xmalloc) pass allocations through; make_node() has one
