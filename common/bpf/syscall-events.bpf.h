@@ -20,8 +20,8 @@
  *   void sys_emit(u64 pid_tgid, u32 kind, u64 addr, u64 size)
  *   int sys_mmap_keep(u64 pid_tgid, u64 addr, u64 len, u64 prot,
  *                     u64 flags, s64 fd)     0: drop this Mmap
- *   void sys_mmap_done(u64 pid_tgid, u64 addr, u64 prot, u64 flags)
- *                                            after a successful mmap
+ *   void sys_mmap_done(u64 pid_tgid, u64 addr, u64 len, u64 prot,
+ *                      u64 flags, s64 fd)    after a successful mmap
  *   int sys_munmap_keep(u64 pid_tgid, u64 addr, u64 len)  0: drop
  *
  * The program names (on_mmap_enter ...) are the same in both skeletons.
@@ -98,7 +98,7 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	if (sys_mmap_keep(id, ret, len, prot, flags, fd)) {
 		sys_emit(id, MT_EV_MMAP, ret, len);
 	}
-	sys_mmap_done(id, ret, prot, flags);
+	sys_mmap_done(id, ret, len, prot, flags, fd);
 	return 0;
 }
 

@@ -61,6 +61,9 @@ const volatile unsigned long long wakeup_at = 0;
 const volatile unsigned int stack_depth = 0;
 const volatile unsigned long long stack_high_watermark = 0;
 const volatile unsigned long long stack_wakeup_at = 0;
+/* tests: as if bpf_find_vma() always found its mmap lock busy
+ * (MEMTRACK_TEST_NO_FIND_VMA, source.c) */
+const volatile unsigned int test_no_find_vma = 0;
 
 /* Mutable state shared with user space (.bss is mmapped). */
 volatile unsigned int enabled = 0;
@@ -395,9 +398,12 @@ static __always_inline void stop_current(u32 type, u64 id, u64 dev, u64 ino)
 /* Whether the exec gate did what this call did (an exec of that file, a
  * mapping of that vma) while the thread waited in it: then there is
  * nothing to stop for. Taken once: a call it did not match (failed,
- * interrupted, another file) leaves nothing behind. */
+ * interrupted, another file) leaves nothing behind. f: the vma, NULL for
+ * an exec; its offset is not compared when off_known is 0 (the file and
+ * range came from the call, not the vma: mmap_gated_by_fd()). */
 static __always_inline int gated_take(u64 id, u32 kind, u64 dev, u64 ino,
-				      const struct mt_vma_file *f)
+				      const struct mt_vma_file *f,
+				      int off_known)
 {
 	u32 tid = (u32)id;
 	struct mt_gated *g = bpf_map_lookup_elem(&gated, &tid);
@@ -408,7 +414,7 @@ static __always_inline int gated_take(u64 id, u32 kind, u64 dev, u64 ino,
 	}
 	same = g->kind == kind && g->dev == dev && g->ino == ino &&
 	       (!f || (g->start == f->start && g->end == f->end &&
-		       g->off == f->off));
+		       (!off_known || g->off == f->off)));
 	bpf_map_delete_elem(&gated, &tid);
 	return same;
 }
@@ -1223,7 +1229,7 @@ int BPF_PROG(on_exec, struct task_struct *task)
 		return 0;
 	}
 	if (stack_depth &&
-	    gated_take(id, MT_GATED_EXEC, key.dev, key.ino, NULL)) {
+	    gated_take(id, MT_GATED_EXEC, key.dev, key.ino, NULL, 1)) {
 		/* the gate attached its files; nothing of the new image
 		 * allocates before its first executable mmap, which waits in
 		 * the gate until user space has read this record and pushed
@@ -1294,8 +1300,31 @@ static __always_inline int sys_munmap_keep(u64 id, u64 addr, u64 len)
  * attaches whatever it maps that is new. Skipping the stop let the process
  * run unprobed: a recording with its mmaps and not one malloc.
  */
-static __always_inline void sys_mmap_done(u64 id, u64 addr, u64 prot,
-					  u64 flags)
+/*
+ * bpf_find_vma() found the mmap lock busy: whether the gate recorded this
+ * very call, told by the descriptor's file (what the gate stat()ed) and
+ * the range the call asked for (MAP_FIXED, as the gate requires). The lock
+ * is busy whenever another process attaches or detaches uprobes on a file
+ * this one maps (register_for_each_vma() write-locks every such mm): two
+ * memtracks at once, or one and another's watchdog. Without this, each such
+ * collision was a SIGSTOP that the gate was there to spare (CI saw one in
+ * a `set -m` script while other tests ran).
+ */
+static __always_inline int mmap_gated_by_fd(u64 id, u64 addr, u64 len, s64 fd)
+{
+	struct mt_vma_file f = {};
+
+	mt_fd_file(fd, &f);
+	if (!f.found) {
+		return 0;
+	}
+	f.start = addr;
+	f.end = addr + ((len + 4095) & ~4095ull); /* PAGE_SIZE, x86-64 */
+	return gated_take(id, MT_GATED_MMAP, f.dev, f.ino, &f, 0);
+}
+
+static __always_inline void sys_mmap_done(u64 id, u64 addr, u64 len,
+					  u64 prot, u64 flags, s64 fd)
 {
 	struct mt_vma_file f = {};
 	struct mt_file_key key;
@@ -1304,15 +1333,20 @@ static __always_inline void sys_mmap_done(u64 id, u64 addr, u64 prot,
 		return;
 	}
 	/* the file the vma really maps (overlayfs swaps it) */
-	mt_vma_file_at(addr, &f);
+	if (!test_no_find_vma) {
+		mt_vma_file_at(addr, &f);
+	}
 	if (!f.found) {
+		if (stack_depth && mmap_gated_by_fd(id, addr, len, fd)) {
+			return; /* recorded by the gate before the call ran */
+		}
 		stop_current(MT_CTL_ATTACH, id, 0, 0);
 		return;
 	}
 	key.dev = f.dev;
 	key.ino = f.ino;
 	if (stack_depth &&
-	    gated_take(id, MT_GATED_MMAP, key.dev, key.ino, &f)) {
+	    gated_take(id, MT_GATED_MMAP, key.dev, key.ino, &f, 1)) {
 		return; /* recorded by the gate before the call ran */
 	}
 	if (stack_depth || !bpf_map_lookup_elem(&known, &key)) {

@@ -139,6 +139,10 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	st->skel->rodata->stack_stop_watermark = st->stack_stop_wm;
 	st->skel->rodata->stop_watermark = st->stop_wm;
 	st->skel->rodata->stack_wakeup_at = st->stack_ring_size / 8;
+	/* tests/test-ebpf-stacks-holds.sh: the gated mmap told without the
+	 * vma, alone */
+	st->skel->rodata->test_no_find_vma =
+		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
 	/* wake the reader at 1/8 (or the high watermark when lower): below
 	 * that it reads on the host's tick */
 	st->skel->rodata->high_watermark = st->high_wm;

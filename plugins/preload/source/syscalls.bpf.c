@@ -329,8 +329,8 @@ static __always_inline int sys_mmap_keep(u64 id, u64 addr, u64 len, u64 prot,
 	return 1;
 }
 
-static __always_inline void sys_mmap_done(u64 id, u64 addr, u64 prot,
-					  u64 flags)
+static __always_inline void sys_mmap_done(u64 id, u64 addr, u64 len,
+					  u64 prot, u64 flags, s64 fd)
 {
 }
 
