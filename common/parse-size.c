@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "parse-size.h"
@@ -10,6 +11,7 @@
 int mt_parse_size(const char *s, size_t *out)
 {
 	unsigned long long v;
+	unsigned int shift = 0;
 	char *end;
 
 	errno = 0;
@@ -19,23 +21,27 @@ int mt_parse_size(const char *s, size_t *out)
 	}
 	switch (tolower((unsigned char)*end)) {
 	case 'k':
-		v <<= 10;
-		end++;
+		shift = 10;
 		break;
 	case 'm':
-		v <<= 20;
-		end++;
+		shift = 20;
 		break;
 	case 'g':
-		v <<= 30;
-		end++;
+		shift = 30;
+		break;
+	case 't':
+		shift = 40;
 		break;
 	default:
 		break;
 	}
-	if (*end) {
+	if (shift) {
+		end++;
+	}
+	/* 16777216T wrapped to 0 before: too large is an error too */
+	if (*end || v > (unsigned long long)SIZE_MAX >> shift) {
 		return -EINVAL;
 	}
-	*out = v;
+	*out = (size_t)(v << shift);
 	return 0;
 }

@@ -252,5 +252,12 @@ has "$T/err" "ebpf: refused with the reason" \
 expect_exit 1 "a bad size: refused" -- \
 	"$MT" --source preload --sample-bytes 12Q --sink "file:$T/x.mt" -- true
 has "$T/err" "a bad size: named" "--sample-bytes 12Q: a size from 1 to 1T expected"
+# the bounds it names are taken, and a size past 2^64 does not wrap
+# (17179869185G is 2^64 + 1G: it was taken as 1G)
+"$MT" --source preload --sample-bytes 1T --sink "file:$T/x.mt" -- true \
+	2>"$T/err" && ok "1T: taken" || fail "1T: refused: $(cat "$T/err")"
+expect_exit 1 "17179869185G: refused" -- \
+	"$MT" --source preload --sample-bytes 17179869185G --sink "file:$T/x.mt" -- true
+has "$T/err" "17179869185G: named" "--sample-bytes 17179869185G: a size from 1 to 1T expected"
 
 finish
