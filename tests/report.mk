@@ -31,6 +31,12 @@ check_PROGRAMS += tests/progs/alloc-wrappers
 tests_progs_alloc_wrappers_SOURCES = tests/progs/alloc-wrappers.c
 tests_progs_alloc_wrappers_CFLAGS = $(WARN_CFLAGS) -g
 
+# tests/test-report.sh: a jq-like program recorded live, its sites named
+# by the callers of its one allocator wrapper, each told apart
+check_PROGRAMS += tests/progs/jq-like
+tests_progs_jq_like_SOURCES = tests/progs/jq-like.c
+tests_progs_jq_like_CFLAGS = $(WARN_CFLAGS) -O2 -g -fno-builtin
+
 # tests/test-report.sh: the stack lines (--stack-lines) of the text report,
 # the text --diff and the html's top sites, two sites told apart by their
 # sixth caller; tests/test-report-html.sh: their 1000 allocations each, in

@@ -336,6 +336,57 @@ got = sorted((s["frames"], s["name"]) for s in diff)
 assert len(want) == 6 and got == want, (got, want)' "$T/wr.json" "$T/out"
 fi
 
+# --- a jq-like program recorded live (issue 29) -------------------------------
+# tests/progs/jq-like under --source preload --stacks (no root): its five
+# sites all allocate through jv_mem_alloc, as jq's do, three of them also
+# through jv_string_sized, a wrapper of it. On jq the report named every
+# site jv_mem_alloc. Each must be named by the caller that made it, with
+# the wrappers in its stack, and print lines no other site prints: the two
+# parse_string sites differ only in the line of parse_value that called
+# them. The bytes are worked out in the program's opening comment.
+JQ="$MT_BUILDDIR/tests/progs/jq-like"
+JQ_KEY=$(grep -n "/\* the key \*/" "$MT_SRCDIR/tests/progs/jq-like.c" | cut -d: -f1)
+JQ_VALUE=$(grep -n "/\* the value \*/" "$MT_SRCDIR/tests/progs/jq-like.c" | cut -d: -f1)
+if ! "$MT" -q --source preload --stacks --sink "file:$T/jq.mt" -- "$JQ" \
+	2>"$T/jq.err"; then
+	fail "jq-like: cannot record: $(cat "$T/jq.err")"
+else
+	expect_exit 0 "jq-like: text" -- "$MT" report "$T/jq.mt"
+	awk '/^top sites by bytes allocated$/ { p = 1; next } /^top sites/ { p = 0 } p' \
+		"$T/out" >"$T/jq-text"
+	# each site: its bytes and its lines, the first without rank and figures
+	cat >"$T/jq-sites.py" <<'PY'
+import re, sys
+sites = []
+for l in open(sys.argv[2]).read().splitlines():
+    m = re.fullmatch(r" +[0-9]+\. +([0-9]+) B +(?:[0-9.]+ [KMGTPE]iB +)?(\S.*)", l)
+    if m:
+        sites.append((int(m.group(1)), [m.group(2)]))
+    else:
+        sites[-1][1].append(l.strip())
+PY
+	check "jq-like: text sites named by the wrapper's callers, the wrappers in the stack, bytes exact" -- \
+		"$PY" -c 'import re, sys
+exec(open(sys.argv[1]).read())
+got = [(b, re.sub(r" \(jq-like\.c:[0-9]+\)$", "", lines[0])) for b, lines in sites]
+assert got == [(1280, "parse_string"), (640, "parse_string"), (480, "jv_array_new"),
+               (320, "jv_object_new"), (200, "dump_value")], sites
+for b, lines in sites:
+    assert re.fullmatch(r"via jv_mem_alloc \(jq-like\.c:[0-9]+\)", lines[1]), lines
+# the two parse_string sites: called for a value and for a key
+vk = [[x for x in lines if x.startswith("from parse_value ")] for b, lines in sites[:2]]
+assert vk == [["from parse_value (jq-like.c:%s)" % sys.argv[3]],
+              ["from parse_value (jq-like.c:%s)" % sys.argv[4]]], vk' \
+		"$T/jq-sites.py" "$T/jq-text" "$JQ_VALUE" "$JQ_KEY"
+	check "jq-like: text, each site's lines distinct from every other site's" -- \
+		"$PY" -c 'import sys
+exec(open(sys.argv[1]).read())
+assert len(sites) == 5, sites
+for i, (bi, li) in enumerate(sites):
+    for bj, lj in sites[i + 1:]:
+        assert li != lj, ("alike", bi, bj, li)' "$T/jq-sites.py" "$T/jq-text"
+fi
+
 # --- stack lines (issue 29: --stack-lines N) -----------------------------------
 # tests/progs/deep-sites under --source preload --stacks (no root): the
 # sites of deep_a (16000 B) and deep_b (8000 B) share deep_f6 and its five
