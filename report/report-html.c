@@ -529,7 +529,7 @@ static void page_begin(FILE *out, const char *title, const char *suffix)
 		"#tree th { cursor: pointer; }\n"
 		"#tree th.sorted { background: #eef; }\n"
 		"#tree td.fn { text-align: left; font-family: monospace; white-space: nowrap; max-width: 60em; overflow: hidden; text-overflow: ellipsis; cursor: pointer; }\n"
-		"#tree tr.hit td.fn { background: #fbf; }\n"
+		"#tree tr.hit td.fn, #sites tr.hit td.site, #live tr.hit td.site { background: #fbf; }\n"
 		".grow { color: #c00; } .shrink { color: #06c; }\n"
 		"#live td.site { cursor: default; }\n"
 		"</style>\n</head>\n<body>\n<h1>memtrack report: ");

@@ -18,8 +18,9 @@
  * enough, in depth-first order, the root "all" first and at the bottom.
  *
  * '#selftest=NAME[&search=TERM]' zooms into frame NAME and searches;
- * '#views=A,B' goes through every view and figure and drags the chart from
- * A to B (fractions of its width). Both write what they saw into
+ * '#views=A,B' goes through every view and figure, drags the chart from
+ * A to B (fractions of its width) and marks the tables of sites by a
+ * search. Both write what they saw into
  * the page's selftest <pre>, which a headless browser dumps for
  * tests/test-report-html.sh.
  */
@@ -543,6 +544,35 @@
 			matchText(n, diff ? ab : weight, top.v[m], m);
 	}
 
+	/* ---- the tables of sites --------------------------------------- */
+
+	/*
+	 * Mark the rows of the top sites and of the live sites whose stack
+	 * (the cell's title, root first) holds a frame that matches, as the
+	 * flame graph marks frames: a site found by one of its callers is
+	 * marked too, though its row names the allocating function.
+	 */
+	function markRows() {
+		var t = search.value.toLowerCase();
+
+		['sites', 'live'].forEach(function (id) {
+			var table = $(id);
+
+			if (!table) {
+				return;
+			}
+			/* the whole stack opened under a row has no title */
+			Array.prototype.forEach.call(
+				table.querySelectorAll('td.site[title]'),
+				function (td) {
+					td.parentNode.classList.toggle('hit',
+						td.title.split(';').some(function (f) {
+							return hits(f, t);
+						}));
+				});
+		});
+	}
+
 	/* ---- the time selection --------------------------------------- */
 
 	var chart = $('chart'), sel = null, drag = null;
@@ -732,6 +762,7 @@
 			findTree(search.value.toLowerCase());
 			drawTree();
 		}
+		markRows();
 	}
 
 	function frameOf(e) {
@@ -758,6 +789,7 @@
 	search.addEventListener('input', function () {
 		if (view.value === 'flame') {
 			findFlame(search.value.toLowerCase());
+			markRows();
 		} else {
 			refresh();
 		}
@@ -928,6 +960,21 @@
 		}));
 	}
 
+	/* the rows of table id the search marked, as a person sees them
+	 * (the mark's colour), of all: "1 of 5: NAME" */
+	function marked(id) {
+		var mark = 'rgb(255, 187, 255)'; /* #fbf */
+		var cells = $(id).querySelectorAll('td.site[title]');
+		var hit = Array.prototype.filter.call(cells, function (td) {
+			return getComputedStyle(td).backgroundColor === mark;
+		});
+
+		return hit.length + ' of ' + cells.length + (hit.length ? ': ' +
+			hit.map(function (td) {
+				return (td.querySelector('.name') || td).textContent;
+			}).join(' | ') : '');
+	}
+
 	function selftestViews(a, b) {
 		var lines = [];
 		var m, inv, th;
@@ -998,6 +1045,13 @@
 					td[2].textContent : td[0].textContent;
 			}).join(' | '));
 		lines.push('live head: ' + $('livehead').textContent);
+		/* any case; a caller marks the sites under it */
+		['phase_one', 'phase_two', 'MAIN', ''].forEach(function (t) {
+			search.value = t;
+			search.dispatchEvent(new Event('input'));
+			lines.push('marked by "' + t + '": top sites ' +
+				   marked('sites') + '; live ' + marked('live'));
+		});
 		choose(view, 'top-down');
 		lines.push('top-down live: ' + treeRows());
 		th = $('sites').querySelector('td.site');

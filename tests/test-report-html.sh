@@ -227,6 +227,14 @@ has "$T/selftest" "views: the chart and the first phase" \
 	"^live table: phase_one$at=1\.0 MiB$" \
 	"^live head: Sites live at [0-9.]+ ms: 1\.0 MiB$" \
 	"^top-down live: .* \| $m$at=1048576 \| $m$at=0 \| $m$at=0 \| $m$at=0 \| [0-9]+:leak_some$at=0$"
+# a search marks (in the page's colour) the rows of the top sites and of
+# the live sites whose stack holds a frame that matches, in any case:
+# main marks every site
+has "$T/selftest" "views: search marks the top and the live sites" \
+	"^marked by \"phase_one\": top sites 1 of 5: phase_one$at; live 1 of 1: phase_one$at$" \
+	"^marked by \"phase_two\": top sites 2 of 5: phase_two$at \| phase_two$at; live 0 of 1$" \
+	"^marked by \"MAIN\": top sites 5 of 5: phase_one$at \| phase_two$at \| phase_two$at \| temp_loop$at \| leak_some$at; live 1 of 1: phase_one$at$" \
+	"^marked by \"\": top sites 0 of 5; live 0 of 1$"
 has "$T/selftest" "views: a top site's whole stack, innermost first" \
 	"^site stack: phase_one$at \\| main$at \\| __libc_start_call_main.* \\| _start \\| pid [0-9]+$" \
 	"^site search: phase_one$at$" "^site stack closed: 0$"
@@ -234,7 +242,9 @@ browse "$T/phases.html" "#views=0.6,0.9"
 has "$T/selftest" "views: the second phase" "^ok$" \
 	"^live flame: 2097152 bytes; pid [0-9]+=2097152$" \
 	"^live table: phase_two$at=1\.0 MiB \| phase_two$at=1\.0 MiB$" \
-	"^live head: Sites live at [0-9.]+ ms: 2\.0 MiB$"
+	"^live head: Sites live at [0-9.]+ ms: 2\.0 MiB$" \
+	"^marked by \"phase_one\": top sites 1 of 5: phase_one$at; live 0 of 2$" \
+	"^marked by \"phase_two\": top sites 2 of 5: phase_two$at \| phase_two$at; live 2 of 2: phase_two$at \| phase_two$at$"
 grep -q 'error:' "$T/selftest" && fail "views, second phase: script error" ||
 	ok "views, second phase: no script error"
 
