@@ -1008,6 +1008,13 @@ expect_exit 2 "bad --weight" -- "$MT" report --weight kg "$T/a.mt"
 expect_exit 2 "bad --pid" -- "$MT" report --pid x "$T/a.mt"
 expect_exit 2 "--diff with one file" -- "$MT" report --diff "$T/a.mt"
 expect_exit 2 "two files without --diff" -- "$MT" report "$T/a.mt" "$T/b.mt"
+# --stack-lines is for the text --diff too, and not for the html (whose
+# top sites show the default, the whole stack a click away)
+expect_exit 0 "report --help" -- "$MT" report --help
+has "$T/out" "report --help: --stack-lines" \
+	"^  --stack-lines N +callers shown per site in the text report and$" \
+	"^ +the text --diff \(0: all; default: enough to tell$" \
+	"^ +the sites apart, 3 at least, as the html shows\)$"
 expect_exit 0 "--help documents report" -- "$MT" --help
 has "$T/out" "help" "report FILE \[--format text\|json\|collapsed\|svg\|html\|pprof\]" \
 	"report --diff A B" "damaged file"
