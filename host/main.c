@@ -86,7 +86,7 @@ static void usage(FILE *out)
 static void usage_report(FILE *out)
 {
 	fputs("Usage: memtrack report [OPTIONS] FILE\n"
-	      "       memtrack report --diff [--format text|json] A B\n"
+	      "       memtrack report --diff [--format text|json|html] A B\n"
 	      "Summarise a recording ('-' for stdin): per process peak, leaks,\n"
 	      "temporaries, top sites; collapsed stacks, an SVG or HTML chart,\n"
 	      "a pprof profile.\n"
