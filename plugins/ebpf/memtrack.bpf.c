@@ -1287,20 +1287,6 @@ static __always_inline int sys_munmap_keep(u64 id, u64 addr, u64 len)
 }
 
 /*
- * An executable file mapped: its uprobes are attached before it runs.
- *
- * bpf_find_vma() only try-locks the mmap lock (kernel/bpf/task_iter.c:
- * mmap_read_trylock(), -EBUSY), and it is held or waited for at this very
- * moment more often than one would think: by another thread of the
- * process, and by any uprobe (un)registration on a file the process maps
- * (kernel/events/uprobes.c: register_for_each_vma() takes the write lock
- * of every mm mapping the file), such as a previous memtrack's watchdog
- * closing its libc probes. Not knowing the file is no reason not to stop:
- * dev/ino 0 makes user space scan every mapping of the process, which
- * attaches whatever it maps that is new. Skipping the stop let the process
- * run unprobed: a recording with its mmaps and not one malloc.
- */
-/*
  * bpf_find_vma() found the mmap lock busy: whether the gate recorded this
  * very call, told by the descriptor's file (what the gate stat()ed) and
  * the range the call asked for (MAP_FIXED, as the gate requires). The lock
@@ -1323,6 +1309,20 @@ static __always_inline int mmap_gated_by_fd(u64 id, u64 addr, u64 len, s64 fd)
 	return gated_take(id, MT_GATED_MMAP, f.dev, f.ino, &f, 0);
 }
 
+/*
+ * An executable file mapped: its uprobes are attached before it runs.
+ *
+ * bpf_find_vma() only try-locks the mmap lock (kernel/bpf/task_iter.c:
+ * mmap_read_trylock(), -EBUSY), and it is held or waited for at this very
+ * moment more often than one would think: by another thread of the
+ * process, and by any uprobe (un)registration on a file the process maps
+ * (kernel/events/uprobes.c: register_for_each_vma() takes the write lock
+ * of every mm mapping the file), such as a previous memtrack's watchdog
+ * closing its libc probes. Not knowing the file is no reason not to stop:
+ * dev/ino 0 makes user space scan every mapping of the process, which
+ * attaches whatever it maps that is new. Skipping the stop let the process
+ * run unprobed: a recording with its mmaps and not one malloc.
+ */
 static __always_inline void sys_mmap_done(u64 id, u64 addr, u64 len,
 					  u64 prot, u64 flags, s64 fd)
 {
