@@ -187,13 +187,8 @@ int pl_sample_keep(uint64_t addr)
 
 int pl_sample_drop(uint64_t addr)
 {
-	uint64_t *slot, v = addr;
+	uint64_t *slot = pl_sample_find(addr), v = addr;
 
-	if (!__atomic_load_n(&pl_sample_filter[pl_sample_home(addr)],
-			     __ATOMIC_ACQUIRE)) {
-		return 0; /* no recorded block has its home */
-	}
-	slot = pl_sample_find(addr);
 	if (!slot || !__atomic_compare_exchange_n(slot, &v, PL_SAMPLE_FREED, 0,
 						  __ATOMIC_RELAXED,
 						  __ATOMIC_RELAXED)) {

@@ -80,12 +80,15 @@ static inline uint64_t pl_sample_home(uint64_t addr)
 	       (64 - PL_SAMPLE_SLOTS_LOG2);
 }
 
-/* The slot of a recorded block, or NULL. */
+/* The slot of a recorded block, or NULL. Almost always answered by the
+ * filter: the table's look-up of an address it does not hold reads up to
+ * PL_SAMPLE_PROBES slots once freed slots have filled it (sample.c). */
 static inline uint64_t *pl_sample_find(uint64_t addr)
 {
 	uint64_t h = pl_sample_home(addr), i, v;
 
-	if (!pl_sample_table || addr <= PL_SAMPLE_FREED) {
+	if (!pl_sample_table || !pl_sample_filter || addr <= PL_SAMPLE_FREED ||
+	    !__atomic_load_n(&pl_sample_filter[h], __ATOMIC_ACQUIRE)) {
 		return NULL;
 	}
 	for (i = 0; i < PL_SAMPLE_PROBES; i++) {
@@ -103,16 +106,9 @@ static inline uint64_t *pl_sample_find(uint64_t addr)
 	return NULL;
 }
 
-/* 1: addr is a recorded block. Almost always answered by the filter:
- * the table's look-up of an address it does not hold reads up to
- * PL_SAMPLE_PROBES slots once freed slots have filled it (sample.c). */
+/* 1: addr is a recorded block. */
 static inline int pl_sample_has(uint64_t addr)
 {
-	if (!pl_sample_filter ||
-	    !__atomic_load_n(&pl_sample_filter[pl_sample_home(addr)],
-			     __ATOMIC_ACQUIRE)) {
-		return 0;
-	}
 	return pl_sample_find(addr) != NULL;
 }
 
