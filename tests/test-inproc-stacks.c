@@ -42,6 +42,7 @@
 #include "elf-build-id.h"
 #endif
 #include "symbolize.h"
+#include "plugins/preload/interposer/loader-walk.h"
 #include "plugins/preload/interposer/stack-maps.h"
 #include "plugins/preload/interposer/stack-table.h"
 #include "plugins/preload/interposer/stack-unwind.h"
@@ -1279,6 +1280,120 @@ START_TEST(maps_dlopen)
 }
 END_TEST
 
+/* what dl_iterate_phdr says of each object, in its order */
+struct lw_obj {
+	ElfW(Addr) addr;
+	const char *name;
+	const ElfW(Phdr) *phdr;
+	ElfW(Half) phnum;
+	unsigned long long adds, subs;
+};
+
+struct lw_list {
+	struct lw_obj o[512];
+	size_t n, idx[512];
+	size_t *counter; /* pl_dl_walk's index, NULL for dl_iterate_phdr */
+	int stop_at;     /* return 1 at this call, -1 never */
+};
+
+static int lw_note(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct lw_list *l = data;
+	size_t i = l->n;
+
+	ck_assert_uint_ge(size, offsetof(struct dl_phdr_info, dlpi_subs) +
+					sizeof(info->dlpi_subs));
+	ck_assert_uint_lt(i, 512);
+	l->o[i].addr = info->dlpi_addr;
+	l->o[i].name = info->dlpi_name;
+	l->o[i].phdr = info->dlpi_phdr;
+	l->o[i].phnum = info->dlpi_phnum;
+	l->o[i].adds = info->dlpi_adds;
+	l->o[i].subs = info->dlpi_subs;
+	l->idx[i] = l->counter ? (*l->counter)++ : i;
+	l->n++;
+	return (int)i == l->stop_at;
+}
+
+/* pl_dl_walk(skip) gives the first object, then those from skip - 1 on
+ * (or, if it walked plainly, all of them), each as dl_iterate_phdr does
+ * at the same index; fast says which it must have been. */
+static void lw_check(size_t skip, int fast)
+{
+	static struct lw_list ref, got;
+	size_t counter = 0, i;
+
+	memset(&ref, 0, sizeof(ref));
+	ref.stop_at = -1;
+	dl_iterate_phdr(lw_note, &ref);
+	memset(&got, 0, sizeof(got));
+	got.stop_at = -1;
+	got.counter = &counter;
+	ck_assert_int_eq(pl_dl_walk(lw_note, &got, &counter, skip), 0);
+	ck_assert_uint_ge(got.n, 1);
+	ck_assert_uint_eq(got.idx[0], 0);
+	if (fast) {
+		ck_assert_uint_eq(got.n, 1 + ref.n - (skip - 1));
+		ck_assert_uint_eq(got.idx[1], skip - 1);
+	} else {
+		ck_assert_uint_eq(got.n, ref.n);
+	}
+	for (i = 0; i < got.n; i++) {
+		const struct lw_obj *a = &got.o[i], *b = &ref.o[got.idx[i]];
+
+		ck_assert_uint_lt(got.idx[i], ref.n);
+		ck_assert_uint_eq(a->addr, b->addr);
+		ck_assert_ptr_eq(a->name, b->name);
+		ck_assert_ptr_eq(a->phdr, b->phdr);
+		ck_assert_uint_eq(a->phnum, b->phnum);
+		ck_assert_uint_eq(a->adds, b->adds);
+		ck_assert_uint_eq(a->subs, b->subs);
+	}
+}
+
+START_TEST(loader_walk_from_prefix)
+{
+	static struct lw_list l;
+	char path[4096];
+	size_t n0, counter = 0;
+	void *dso;
+
+	memset(&l, 0, sizeof(l));
+	l.stop_at = -1;
+	dl_iterate_phdr(lw_note, &l);
+	n0 = l.n;
+	ck_assert_uint_ge(n0, 4); /* the program, vDSO, libc, ld.so, ... */
+
+	lw_check(0, 0);
+	lw_check(2, 0); /* nothing to skip */
+	lw_check(3, 1);
+	lw_check(n0, 1); /* the last object only */
+	lw_check(n0, 1); /* again, from what the last walk remembered */
+	lw_check(n0 + 1, 0); /* past the end: no such prefix, all walked */
+
+	snprintf(path, sizeof(path), "%s/tests/progs/.libs/stk-dso.so",
+		 builddir());
+	dso = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(dso, "%s", dlerror());
+	/* the new object(s), from the old end on */
+	lw_check(n0 + 1, 1);
+	lw_check(3, 1);
+
+	/* a callback that stops the walk stops it, and says so */
+	memset(&l, 0, sizeof(l));
+	l.stop_at = 1;
+	l.counter = &counter;
+	ck_assert_int_eq(pl_dl_walk(lw_note, &l, &counter, 3), 1);
+	ck_assert_uint_eq(l.n, 2);
+	ck_assert_uint_eq(l.idx[1], 2);
+
+	/* an unload: what was remembered is forgotten, the walk still right */
+	dlclose(dso);
+	lw_check(n0, 1);
+	lw_check(3, 1);
+}
+END_TEST
+
 static Suite *inproc_stacks_suite(void)
 {
 	Suite *s = suite_create("inproc-stacks");
@@ -1318,6 +1433,7 @@ static Suite *inproc_stacks_suite(void)
 	tcase_add_test(tc, maps_match_proc);
 	tcase_add_test(tc, maps_buffer_too_small);
 	tcase_add_test(tc, maps_dlopen);
+	tcase_add_test(tc, loader_walk_from_prefix);
 	suite_add_tcase(s, tc);
 	return s;
 }

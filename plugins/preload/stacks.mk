@@ -9,7 +9,9 @@ plugins_preload_libmtpl_stacks_la_SOURCES = \
 	plugins/preload/interposer/stack-table.c \
 	plugins/preload/interposer/stack-table.h \
 	plugins/preload/interposer/stack-maps.c \
-	plugins/preload/interposer/stack-maps.h plugins/preload/selfmap.h
+	plugins/preload/interposer/stack-maps.h plugins/preload/selfmap.h \
+	plugins/preload/interposer/loader-walk.c \
+	plugins/preload/interposer/loader-walk.h
 plugins_preload_libmtpl_stacks_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(PRELOAD_INTERPOSER_CPPFLAGS)
 plugins_preload_libmtpl_stacks_la_CFLAGS = $(AM_CFLAGS) $(LIBUNWIND_CFLAGS) \

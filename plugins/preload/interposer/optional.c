@@ -78,6 +78,7 @@
 #include <sys/syscall.h>
 
 #include "optional.h"
+#include "loader-walk.h"
 #include "addr-set.h"
 
 #if defined(__x86_64__)
@@ -578,6 +579,9 @@ static int skipped(struct pass *p, const struct dl_phdr_info *info)
 		p->broken = 1;
 		return 0;
 	}
+	/* the objects before it, the prefix, may not have been passed to
+	 * the callback (loader-walk.h) */
+	p->contig = i;
 	return 0;
 }
 
@@ -687,7 +691,7 @@ static void walk(int (*cb)(struct dl_phdr_info *, size_t, void *),
 	p->skip = seen_prefix;
 	p->broken = 0;
 	p->contig = 0;
-	dl_iterate_phdr(cb, p);
+	pl_dl_walk(cb, p, &p->idx, p->skip);
 	if (p->broken) {
 		seen_prefix = 0;
 		p->idx = 0;
@@ -696,7 +700,7 @@ static void walk(int (*cb)(struct dl_phdr_info *, size_t, void *),
 		p->contig = 0;
 		p->first = 1;
 		p->same = 0;
-		dl_iterate_phdr(cb, p);
+		pl_dl_walk(cb, p, &p->idx, 0);
 	}
 }
 

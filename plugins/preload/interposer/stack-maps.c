@@ -20,6 +20,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 
+#include "loader-walk.h"
 #include "stack-maps.h"
 #include "stack-unwind.h"
 #include "selfmap.h"
@@ -267,10 +268,14 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 		ps->contig = at + 1;
 		return 0;
 	}
-	if (ps->skip && at + 1 == ps->skip &&
-	    info->dlpi_phdr != m->prefix_phdr) {
-		ps->broken = 1; /* an object came before it: again */
-		return 1;
+	if (ps->skip && at + 1 == ps->skip) {
+		if (info->dlpi_phdr != m->prefix_phdr) {
+			ps->broken = 1; /* an object came before it: again */
+			return 1;
+		}
+		/* the prefix before it may not have been passed to us
+		 * (loader-walk.h) */
+		ps->contig = at;
 	}
 	if (!ps->resend && !ps->first) {
 		/* every code segment sent already: the object's path and
@@ -294,6 +299,9 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 	path = object_path(ps, info->dlpi_name, &plen);
 	ps->first = 0;
 	if (!path) {
+		/* nothing of it is ever sent (the vDSO): the prefix goes on
+		 * past it, else every pass looked at every object after it */
+		sent_whole(ps, at, info);
 		return 0;
 	}
 	bidlen = build_id(info, &bid);
@@ -356,7 +364,7 @@ ssize_t mtpl_maps_write(struct mtpl_maps *m, uint32_t pid, unsigned flags,
 	 * shows as a change next time, and is at worst sent twice */
 	m->npend = 0;
 	ps.skip = ps.resend ? 0 : m->prefix;
-	dl_iterate_phdr(maps_cb, &ps);
+	pl_dl_walk(maps_cb, &ps, &ps.idx, ps.skip);
 	if (ps.broken) {
 		/* an object was inserted before the prefix's end (dlmopen):
 		 * each object is looked at (no record was put: the walk
@@ -367,7 +375,7 @@ ssize_t mtpl_maps_write(struct mtpl_maps *m, uint32_t pid, unsigned flags,
 		ps.idx = ps.skip = ps.contig = 0;
 		ps.broken = 0;
 		m->npend = 0;
-		dl_iterate_phdr(maps_cb, &ps);
+		pl_dl_walk(maps_cb, &ps, &ps.idx, 0);
 	}
 	mtpl_loader_leave();
 	if (ps.len > cap) {
