@@ -45,6 +45,14 @@ tests_progs_stk_dso_la_CFLAGS = $(STK_PROG_CFLAGS)
 tests_progs_stk_dso_la_LDFLAGS = -module -avoid-version -shared \
 	-rpath /nowhere
 
+# looks an address up as libunwind does, bound lazily:
+# tests/progs/.libs/lw-lookup.so
+check_LTLIBRARIES += tests/progs/lw-lookup.la
+tests_progs_lw_lookup_la_SOURCES = tests/progs/lw-lookup.c
+tests_progs_lw_lookup_la_CFLAGS = $(WARN_CFLAGS)
+tests_progs_lw_lookup_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath /nowhere -Wl,-z,lazy
+
 if HAVE_CHECK
 check_PROGRAMS += tests/test-inproc-stacks
 TESTS += tests/test-inproc-stacks
@@ -55,5 +63,5 @@ tests_test_inproc_stacks_LDADD = plugins/preload/libmtpl-stacks.la \
 	report/libmtreport.la $(TEST_LIBS) $(LIBELF_LIBS) -ldl
 EXTRA_tests_test_inproc_stacks_DEPENDENCIES = tests/progs/stk-chain \
 	tests/progs/stk-chain-nopie tests/progs/stk-chain-cxx \
-	tests/progs/stk-dso.la
+	tests/progs/stk-dso.la tests/progs/lw-lookup.la
 endif

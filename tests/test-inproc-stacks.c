@@ -1394,6 +1394,67 @@ START_TEST(loader_walk_from_prefix)
 }
 END_TEST
 
+static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)info;
+	(void)size;
+	++*(int *)data;
+	return 0;
+}
+
+/* pl_dl_redirect_iterate(): a lookup as libunwind's is offered the object
+ * holding the address first, and every object still once. */
+START_TEST(loader_walk_redirect)
+{
+	int (*lookup)(const void *, int *, int *);
+	char path[4096];
+	int calls, distinct, n = 0;
+	void *h, *dso;
+
+	dl_iterate_phdr(count_objects, &n);
+	snprintf(path, sizeof(path), "%s/tests/progs/.libs/lw-lookup.so",
+		 builddir());
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(h, "%s", dlerror());
+	*(void **)&lookup = dlsym(h, "lw_lookup");
+	ck_assert_ptr_nonnull(lookup);
+
+	/* before: the lookup of its own code walks to the last object */
+	ck_assert_int_eq(lookup((const void *)lookup, &calls, &distinct), 1);
+	ck_assert_int_eq(calls, n + 1);
+	ck_assert_int_eq(pl_dl_redirect_iterate(h), 0);
+	/* the import was changed: once only */
+	ck_assert_int_eq(pl_dl_redirect_iterate(h), -1);
+
+	ck_assert_int_eq(lookup((const void *)lookup, &calls, &distinct), 1);
+	ck_assert_int_eq(calls, 1);
+	ck_assert_int_eq(lookup((const void *)malloc, &calls, &distinct), 1);
+	ck_assert_int_eq(calls, 1);
+	/* the first object holds its own: offered once, as it comes */
+	ck_assert_int_eq(lookup((const void *)&loader_walk_redirect_fn,
+				&calls, &distinct), 1);
+	ck_assert_int_eq(calls, 1);
+	/* nobody's: every object, each once */
+	ck_assert_int_eq(lookup((const void *)16, &calls, &distinct), 0);
+	ck_assert_int_eq(calls, n + 1);
+	ck_assert_int_eq(distinct, 1);
+
+	/* a library loaded after, and gone again */
+	snprintf(path, sizeof(path), "%s/tests/progs/.libs/stk-dso.so",
+		 builddir());
+	dso = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(dso, "%s", dlerror());
+	ck_assert_int_eq(lookup(dlsym(dso, "stk_dso_capture"), &calls,
+				&distinct), 1);
+	ck_assert_int_eq(calls, 1);
+	dlclose(dso);
+	ck_assert_int_eq(lookup((const void *)16, &calls, &distinct), 0);
+	ck_assert_int_eq(calls, n + 1);
+	ck_assert_int_eq(distinct, 1);
+	dlclose(h);
+}
+END_TEST
+
 static Suite *inproc_stacks_suite(void)
 {
 	Suite *s = suite_create("inproc-stacks");
@@ -1434,6 +1495,7 @@ static Suite *inproc_stacks_suite(void)
 	tcase_add_test(tc, maps_buffer_too_small);
 	tcase_add_test(tc, maps_dlopen);
 	tcase_add_test(tc, loader_walk_from_prefix);
+	tcase_add_test(tc, loader_walk_redirect);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -25,11 +25,13 @@
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "loader-walk.h"
 
@@ -239,25 +241,30 @@ static void remember(size_t idx, struct link_map *lm)
 	cache[low].lm = lm;
 }
 
-/* Each object from l on has sane program headers, its PT_DYNAMIC at its
- * l_ld. */
+/* l has sane program headers, its PT_DYNAMIC at its l_ld. */
+static int obj_sane(const struct link_map *l)
+{
+	const ElfW(Phdr) *ph = lm_phdr(l);
+	ElfW(Half) n = lm_phnum(l), i;
+
+	if (!ph || ((uintptr_t)ph & (sizeof(void *) - 1)) || !n ||
+	    n > PHNUM_MAX || !l->l_ld) {
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (ph[i].p_type == PT_DYNAMIC &&
+		    l->l_addr + ph[i].p_vaddr == (uintptr_t)l->l_ld) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* So is each object from l on. */
 static int tail_sane(const struct link_map *l)
 {
 	for (; l; l = l->l_next) {
-		const ElfW(Phdr) *ph = lm_phdr(l);
-		ElfW(Half) n = lm_phnum(l), i;
-
-		if (!ph || ((uintptr_t)ph & (sizeof(void *) - 1)) || !n ||
-		    n > PHNUM_MAX || !l->l_ld) {
-			return 0;
-		}
-		for (i = 0; i < n; i++) {
-			if (ph[i].p_type == PT_DYNAMIC &&
-			    l->l_addr + ph[i].p_vaddr == (uintptr_t)l->l_ld) {
-				break;
-			}
-		}
-		if (i == n) {
+		if (!obj_sane(l)) {
 			return 0;
 		}
 	}
@@ -330,3 +337,195 @@ int pl_dl_walk(int (*cb)(struct dl_phdr_info *, size_t, void *),
 
 	return w.fast ? w.ret : r;
 }
+
+/* ------------------------------------------------------------------ */
+/* libunwind's lookups: the object holding the address first            */
+/* ------------------------------------------------------------------ */
+
+#ifdef DLFO_EH_SEGMENT_TYPE /* glibc 2.35: _dl_find_object() */
+
+struct guess {
+	int (*cb)(struct dl_phdr_info *, size_t, void *);
+	void *data;
+	int first_done;
+	const void *tried; /* the program headers of the object offered */
+};
+
+static int guess_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct guess *g = data;
+
+	if (!g->first_done) {
+		uintptr_t ip;
+		struct dl_find_object fo;
+
+		g->first_done = 1;
+		memcpy(&ip, g->data, sizeof(ip));
+		if (layout == LAYOUT_UNKNOWN && !in_walk) {
+			calibrate();
+		}
+		if (layout == LAYOUT_KNOWN && has_counters(size) &&
+		    _dl_find_object((void *)ip, &fo) == 0 && fo.dlfo_link_map &&
+		    fo.dlfo_link_map->l_addr != info->dlpi_addr) {
+			struct link_map *l = fo.dlfo_link_map;
+			struct dl_phdr_info in;
+			int r;
+
+			if (obj_sane(l)) {
+				memset(&in, 0, sizeof(in));
+				in.dlpi_addr = l->l_addr;
+				in.dlpi_name = l->l_name;
+				in.dlpi_phdr = lm_phdr(l);
+				in.dlpi_phnum = lm_phnum(l);
+				in.dlpi_adds = info->dlpi_adds;
+				in.dlpi_subs = info->dlpi_subs;
+				g->tried = in.dlpi_phdr;
+				r = g->cb(&in, sizeof(in), g->data);
+				if (r) {
+					return r;
+				}
+			}
+		}
+	} else if (g->tried && info->dlpi_phdr == g->tried) {
+		return 0; /* offered first already */
+	}
+	return g->cb(info, size, g->data);
+}
+
+struct find_phdr {
+	const struct link_map *lm;
+	const ElfW(Phdr) *phdr;
+	ElfW(Half) phnum;
+};
+
+static int find_phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find_phdr *f = data;
+
+	(void)size;
+	if (info->dlpi_addr != f->lm->l_addr ||
+	    info->dlpi_name != f->lm->l_name) {
+		return 0;
+	}
+	f->phdr = info->dlpi_phdr;
+	f->phnum = info->dlpi_phnum;
+	return 1;
+}
+
+/* Is addr in a writable PT_LOAD of lm, outside the pages ld.so made
+ * read-only after relocation (PT_GNU_RELRO, taken whole pages)? */
+static int writable(const struct link_map *lm, uintptr_t addr)
+{
+	struct find_phdr f = { .lm = lm };
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	int in_w = 0, in_relro = 0;
+	ElfW(Half) i;
+
+	dl_iterate_phdr(find_phdr_cb, &f);
+	for (i = 0; f.phdr && i < f.phnum; i++) {
+		const ElfW(Phdr) *ph = &f.phdr[i];
+		uintptr_t a = lm->l_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) &&
+		    addr >= a && addr + sizeof(void *) <= a + ph->p_memsz) {
+			in_w = 1;
+		} else if (ph->p_type == PT_GNU_RELRO &&
+			   addr >= (a & ~(page - 1)) &&
+			   addr < ((a + ph->p_memsz + page - 1) & ~(page - 1))) {
+			in_relro = 1;
+		}
+	}
+	return in_w && !in_relro;
+}
+
+static int iterate_ip_first(int (*cb)(struct dl_phdr_info *, size_t, void *),
+			    void *data)
+{
+	struct guess g = { .cb = cb, .data = data };
+
+	if (!data) {
+		return dl_iterate_phdr(cb, data);
+	}
+	return dl_iterate_phdr(guess_cb, &g);
+}
+
+int pl_dl_redirect_iterate(void *handle)
+{
+	struct link_map *lm = NULL;
+	const ElfW(Dyn) *d;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const ElfW(Rela) *rel[2] = { NULL, NULL };
+	size_t nrel[2] = { 0, 0 }, k, i;
+	int pltrel_rela = 1;
+
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm || !lm->l_ld) {
+		return -1;
+	}
+	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB:
+			symtab = (const ElfW(Sym) *)d->d_un.d_ptr;
+			break;
+		case DT_STRTAB:
+			strtab = (const char *)d->d_un.d_ptr;
+			break;
+		case DT_JMPREL:
+			rel[0] = (const ElfW(Rela) *)d->d_un.d_ptr;
+			break;
+		case DT_PLTRELSZ:
+			nrel[0] = d->d_un.d_val / sizeof(ElfW(Rela));
+			break;
+		case DT_PLTREL:
+			pltrel_rela = d->d_un.d_val == DT_RELA;
+			break;
+		case DT_RELA:
+			rel[1] = (const ElfW(Rela) *)d->d_un.d_ptr;
+			break;
+		case DT_RELASZ:
+			nrel[1] = d->d_un.d_val / sizeof(ElfW(Rela));
+			break;
+		default:
+			break;
+		}
+	}
+	/* ld.so relocated the d_ptrs of a writable dynamic section */
+	if (!symtab || !strtab || !pltrel_rela ||
+	    (uintptr_t)symtab < lm->l_addr || (uintptr_t)strtab < lm->l_addr) {
+		return -1;
+	}
+	for (k = 0; k < 2; k++) {
+		for (i = 0; rel[k] && i < nrel[k]; i++) {
+			const ElfW(Rela) *r = &rel[k][i];
+			unsigned type = (unsigned)ELF64_R_TYPE(r->r_info);
+			uint32_t si = (uint32_t)ELF64_R_SYM(r->r_info);
+			void **slot = (void **)(lm->l_addr + r->r_offset);
+
+			if ((type != R_X86_64_JUMP_SLOT &&
+			     type != R_X86_64_GLOB_DAT) || !si ||
+			    strcmp(strtab + symtab[si].st_name,
+				   "dl_iterate_phdr")) {
+				continue;
+			}
+			if (!writable(lm, (uintptr_t)slot) ||
+			    __atomic_load_n(slot, __ATOMIC_ACQUIRE) !=
+				    (void *)dl_iterate_phdr) {
+				return -1;
+			}
+			__atomic_store_n(slot, (void *)iterate_ip_first,
+					 __ATOMIC_RELEASE);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+#else
+
+int pl_dl_redirect_iterate(void *handle)
+{
+	(void)handle;
+	return -1;
+}
+
+#endif

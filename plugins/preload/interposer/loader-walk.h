@@ -41,4 +41,20 @@
 int pl_dl_walk(int (*cb)(struct dl_phdr_info *, size_t, void *),
 	       void *data, size_t *idx, size_t skip);
 
+/*
+ * libunwind looks up the object of every return address it has not seen
+ * with dl_iterate_phdr(), whose callback returns 1 at the object holding
+ * it: a walk of every object per new address (with 10,000 libraries
+ * loaded, a dlopen'd function's first stack cost 10,000 steps). Points
+ * the import of dl_iterate_phdr of the object behind handle (libunwind,
+ * opened by us with RTLD_LOCAL) at a walk that offers the callback the
+ * object holding the address first (glibc's _dl_find_object()), then
+ * the others as dl_iterate_phdr() would. The address is the first word of
+ * the callback's data (libunwind's struct dwarf_callback_data, since
+ * 2003): when it is not, the object offered first is just one more
+ * object, each still offered once. Only an entry that is writable (lazy
+ * binding; not RELRO) is changed. 0 when changed, -1 if not.
+ */
+int pl_dl_redirect_iterate(void *handle);
+
 #endif /* MT_PRELOAD_LOADER_WALK_H */

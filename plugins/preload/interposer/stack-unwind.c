@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "loader-walk.h"
 #include "stack-unwind.h"
 
 /* more skipped frames than this is a caller's bug, not a stack */
@@ -55,10 +56,20 @@ static unw_addr_space_t *p_local_as;
 /* The three entry points we use, by their real (macro-expanded) names. */
 static int open_libunwind(void)
 {
+	/* the program's own libunwind, if it has one, is left as it is */
+	void *had = dlopen(MTPL_UNWIND_SONAME, RTLD_NOW | RTLD_NOLOAD);
 	void *h = dlopen(MTPL_UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
 
+	if (had) {
+		dlclose(had);
+	}
 	if (!h) {
 		return -ENOENT;
+	}
+	if (!had) {
+		/* its lookup of a new address walks every object: the one
+		 * holding it first (loader-walk.h) */
+		(void)pl_dl_redirect_iterate(h);
 	}
 	p_backtrace = (int (*)(void **, int))dlsym(h, SYM_NAME(unw_backtrace));
 	p_set_caching_policy =
