@@ -6,8 +6,9 @@
  *   - JSON: valid UTF-8 as is; each byte that does not start a valid
  *     UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, nothing
  *     above U+10FFFF) becomes \ufffd; controls \u00XX; inside markup
- *     (the html format's data) '<', '>' and '&' too, so that neither an
- *     HTML nor an XML parser sees markup in it;
+ *     (the html format's data, in a script or a single-quoted attribute)
+ *     '<', '>', '&' and '\'' too, so that neither an HTML nor an XML
+ *     parser sees markup in it or the attribute's end;
  *   - XML (svg, html): the same U+FFFD for invalid bytes, as &#xfffd;,
  *     and for what XML 1.0 cannot hold (controls but tab, newline and
  *     return; U+FFFE and U+FFFF);
@@ -66,7 +67,8 @@ static void json_str(FILE *out, const char *str, bool in_markup)
 		if (*s == '"' || *s == '\\') {
 			fprintf(out, "\\%c", *s++);
 		} else if (*s < 0x20 ||
-			   (in_markup && (*s == '<' || *s == '>' || *s == '&'))) {
+			   (in_markup && (*s == '<' || *s == '>' || *s == '&' ||
+					  *s == '\''))) {
 			fprintf(out, "\\u%04x", *s++);
 		} else if (*s < 0x80) {
 			fputc(*s++, out);

@@ -135,6 +135,24 @@ static void site_line(void *ctx, const char *word, const char *name,
 	fprintf(out, "</span>");
 }
 
+/* A site's frames, root first, as the script reads them (report-html.js:
+ * markRows()): a JSON array in a single-quoted attribute. Not the title,
+ * whose frames are joined by ';' and so escaped (\x3b): a search for a
+ * name with a ';' in it must find it as the flame graph does. */
+static void frames_attr(FILE *out, const struct mt_rep_frames *f)
+{
+	size_t i;
+
+	fprintf(out, " data-frames='[");
+	for (i = 0; i < f->n; i++) {
+		if (i) {
+			fputc(',', out);
+		}
+		mt_rep_json_str_markup(out, f->name[i]);
+	}
+	fprintf(out, "]'");
+}
+
 /*
  * The top sites by the flamegraph's weight: each named by its frame
  * (mt_rep_site_name(): the innermost one not in an allocator or a
@@ -187,7 +205,9 @@ static int top_sites(FILE *out, struct mt_rep *r,
 		fprintf(out, "<tr><td>%zu</td><td class=\"site\" title=\"",
 			i + 1);
 		mt_rep_xml_str(out, stack);
-		fprintf(out, "\"><span class=\"name\">");
+		fprintf(out, "\"");
+		frames_attr(out, &f[i]);
+		fprintf(out, "><span class=\"name\">");
 		mt_rep_xml_str(out, f[i].name[ats[i]]);
 		fprintf(out, "</span>");
 		mt_rep_stack_lines(&f[i], ats[i],

@@ -506,6 +506,11 @@
 		body.innerHTML = html.join('');
 	}
 
+	/* a frame as report.c joins it: ';' and '\\' as \\xHH */
+	function joinable(f) {
+		return f.replace(/\\/g, '\\x5c').replace(/;/g, '\\x3b');
+	}
+
 	function esc(s) {
 		return s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
 			.replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -546,11 +551,21 @@
 
 	/* ---- the tables of sites --------------------------------------- */
 
+	/* a site cell's frames, root first, whole: its data-frames (JSON);
+	 * its title joins them with ';', escaped, for the eye only */
+	function cellFrames(td) {
+		if (!td.frames) {
+			td.frames = JSON.parse(td.dataset.frames);
+		}
+		return td.frames;
+	}
+
 	/*
 	 * Mark the rows of the top sites and of the live sites whose stack
-	 * (the cell's title, root first) holds a frame that matches, as the
-	 * flame graph marks frames: a site found by one of its callers is
-	 * marked too, though its row names the allocating function.
+	 * holds a frame that matches, as the flame graph marks frames: a
+	 * site found by one of its callers is marked too, though its row
+	 * names the allocating function. Frame by frame: a term matches
+	 * within one frame, never across two.
 	 */
 	function markRows() {
 		var t = search.value.toLowerCase();
@@ -561,12 +576,12 @@
 			if (!table) {
 				return;
 			}
-			/* the whole stack opened under a row has no title */
+			/* the whole stack opened under a row has none */
 			Array.prototype.forEach.call(
-				table.querySelectorAll('td.site[title]'),
+				table.querySelectorAll('td.site[data-frames]'),
 				function (td) {
 					td.parentNode.classList.toggle('hit',
-						td.title.split(';').some(function (f) {
+						cellFrames(td).some(function (f) {
 							return hits(f, t);
 						}));
 				});
@@ -605,7 +620,8 @@
 			});
 
 			return '<tr><td>' + (i + 1) + '</td><td class="site" title="' +
-				esc(fr.join(';')) + '">' + esc(fr[s[1]]) +
+				esc(fr.map(joinable).join(';')) + '" data-frames="' +
+				esc(JSON.stringify(fr)) + '">' + esc(fr[s[1]]) +
 				'</td><td>' + human(siteValue(s, LIVE)) + '</td><td>' +
 				human(s[2]) + '</td><td>' + human(s[6]) + '</td></tr>';
 		}).join('') || '<tr><td colspan="5">(nothing live)</td></tr>';
@@ -842,7 +858,7 @@
 				cell.colSpan = tr.children.length;
 				cell.className = 'site';
 				cell.style.whiteSpace = 'pre';
-				cell.textContent = td.title.split(';').reverse()
+				cell.textContent = cellFrames(td).slice().reverse()
 					.join('\n');
 				next.appendChild(cell);
 				tr.parentNode.insertBefore(next, tr.nextSibling);
@@ -872,7 +888,7 @@
 
 	function selftest(target, term) {
 		var lines = ['frames: ' + frames.length];
-		var z = null, w0;
+		var z = null, w0, th;
 
 		frames.forEach(function (f) {
 			lines.push('frame: ' + f.name);
@@ -909,6 +925,23 @@
 			search.value = term;
 			search.dispatchEvent(new Event('input'));
 			lines.push('search ' + term + ': ' + match.textContent);
+			lines.push('marked ' + term + ': top sites ' +
+				   marked('sites'));
+			/* the whole run: the sites live at its end */
+			if (chart && data.cpN) {
+				mouse('mousedown', 0);
+				mouse('mouseup', 1);
+				lines.push('marked ' + term + ': live ' +
+					   marked('live'));
+			}
+			th = $('sites').querySelector('tr.hit td.site');
+			if (th) {
+				th.dispatchEvent(new MouseEvent('click',
+								{ bubbles: true }));
+				lines.push('marked ' + term + ': its stack ' +
+					   $('sites').querySelector('tr.stack')
+					   .textContent.split('\n').join(' | '));
+			}
 		}
 		lines.push('ok');
 		$('selftest').textContent += lines.join('\n') + '\n';
@@ -964,7 +997,7 @@
 	 * (the mark's colour), of all: "1 of 5: NAME" */
 	function marked(id) {
 		var mark = 'rgb(255, 187, 255)'; /* #fbf */
-		var cells = $(id).querySelectorAll('td.site[title]');
+		var cells = $(id).querySelectorAll('td.site[data-frames]');
 		var hit = Array.prototype.filter.call(cells, function (td) {
 			return getComputedStyle(td).backgroundColor === mark;
 		});

@@ -327,7 +327,8 @@ int mt_rep_html_diff(FILE *out, struct mt_rep *side[2],
 /* JSON and XML string escaping (report-escape.c): any bytes in, valid
  * UTF-8 out, U+FFFD for what is not. */
 void mt_rep_json_str(FILE *out, const char *s);
-/* The same, with '<', '>' and '&' as \u00XX: JSON inside an html page. */
+/* The same, with '<', '>', '&' and '\'' as \u00XX: JSON inside an html
+ * page's script or single-quoted attribute. */
 void mt_rep_json_str_markup(FILE *out, const char *s);
 void mt_rep_xml_str(FILE *out, const char *s);
 /* A frame on a line of its own (text, diff): '\' and controls as \xHH. */

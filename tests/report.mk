@@ -18,6 +18,10 @@ dist_noinst_SCRIPTS += tests/test-report-html.sh
 check_PROGRAMS += tests/progs/phases
 tests_progs_phases_SOURCES = tests/progs/phases.c tests/progs/chain.h
 tests_progs_phases_CFLAGS = $(WARN_CFLAGS) -O2 -g -fno-builtin
+# and its search, on a frame whose name holds a ';' (tests/progs/odd-file)
+check_PROGRAMS += tests/progs/odd-file
+tests_progs_odd_file_SOURCES = tests/progs/odd-file.c tests/progs/chain.h
+tests_progs_odd_file_CFLAGS = $(WARN_CFLAGS) -O2 -g -fno-builtin
 
 # tests/test-report.sh: whole frame names (issue 29), two C++ template
 # instantiations named alike for 140 bytes, put in recordings by

@@ -70,9 +70,9 @@ ET.fromstring(src.split("\n", 1)[1])
 assert not re.search(r"src=|href=|@import|url\(|//[a-z]", src.replace("http://www.w3.org/", "")), "external reference"' "$T/shape.html"
 has "$T/shape.html" "html tables" \
 	'<td title="1114113 B">1\.1 MiB</td>' \
-	'<td class="site" title="pid [0-9]+;[^"]*;main[^;"]*;shape_wide[^;"]*"><span class="name">shape_wide[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="1048576 B">1\.0 MiB</td><td title="16">16</td>' \
-	'<td class="site" title="[^"]*;shape_narrow[^;"]*"><span class="name">shape_narrow[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="65536 B">64\.0 KiB</td><td title="1">1</td>' \
-	'<td class="site" title="[^"]*;shape_deep[^;"]*"><span class="name">shape_deep[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="1 B">1 B</td><td title="1">1</td>' \
+	'<td class="site" title="pid [0-9]+;[^"]*;main[^;"]*;shape_wide[^;"]*" data-frames='\''\[[^'\'']*"shape_wide[^"]*"\]'\''><span class="name">shape_wide[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="1048576 B">1\.0 MiB</td><td title="16">16</td>' \
+	'<td class="site" title="[^"]*;shape_narrow[^;"]*" data-frames='\''\[[^'\'']*"shape_narrow[^"]*"\]'\''><span class="name">shape_narrow[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="65536 B">64\.0 KiB</td><td title="1">1</td>' \
+	'<td class="site" title="[^"]*;shape_deep[^;"]*" data-frames='\''\[[^'\'']*"shape_deep[^"]*"\]'\''><span class="name">shape_deep[^<]*</span>(<span class="call">[^<]*</span>)+</td><td title="1 B">1 B</td><td title="1">1</td>' \
 	'<td title="[0-9]+ ns">[0-9]+\.[0-9]{3} m?s</td>'
 grep -q '<td>1114113</td>' "$T/shape.html" &&
 	fail "html: a raw byte count in a cell" || ok "html: no raw byte count in a cell"
@@ -161,6 +161,35 @@ has "$T/selftest" "browser, counts in units" "^ok$" \
 	"^search deep_f6: 2 frames match: 2\.0k allocations, 99\.95% of all$"
 grep -q 'error:' "$T/selftest" && fail "browser, counts in units: script error" ||
 	ok "browser, counts in units: no script error"
+
+# a frame whose name holds a ';' (tests/progs/odd-file: its functions say
+# they are in "odd;name.c"): a search finds it in the flame graph, marks
+# its top site and its live site (the run's end), and its stack opens
+# whole under its row, innermost first, a frame a line; a term across two
+# frames ("...:10);semi") matches nothing anywhere, since every view
+# matches frame by frame
+"$MT" --source preload --stacks --sink "file:$T/odd.mt" -- \
+	"$MT_BUILDDIR/tests/progs/odd-file" &&
+	"$MT" report --format html "$T/odd.mt" >"$T/odd.html" ||
+	fail "html of odd-file"
+check "html with a ';' in a frame parses as XML" -- "$PY" -c 'import sys
+import xml.etree.ElementTree as ET
+ET.fromstring(open(sys.argv[1]).read().split("\n", 1)[1])' "$T/odd.html"
+browse "$T/odd.html" "#selftest=semi_site&search=site%20(odd%3Bname"
+cat "$T/selftest"
+semi='semi_site \(odd;name\.c:[0-9]+\)'
+has "$T/selftest" "browser, a ';' in a frame" "^ok$" \
+	"^search site \(odd;name: 1 frame matches: 64\.0 KiB, 98\.46% of all$" \
+	"^marked site \(odd;name: top sites 1 of 2: $semi$" \
+	"^marked site \(odd;name: live 1 of 2: $semi$" \
+	"^marked site \(odd;name: its stack $semi \| main \(odd;name\.c:[0-9]+\) \| .* \| _start \| pid [0-9]+$"
+grep -q 'error:' "$T/selftest" && fail "browser, a ';' in a frame: script error" ||
+	ok "browser, a ';' in a frame: no script error"
+browse "$T/odd.html" "#selftest=semi_site&search=10)%3Bsemi"
+has "$T/selftest" "browser, a term across two frames" "^ok$" \
+	"^search 10\);semi: 0 frames match: 0 B, 0\.00% of all$" \
+	"^marked 10\);semi: top sites 0 of 2$" \
+	"^marked 10\);semi: live 0 of 2$"
 
 # no allocation, no flamegraph: the script still runs
 printf '{"pid":1,"tid":1,"timestamp":1000,"addr":4096,"type":"Mmap","size":4096}\n' >"$T/none.jsonl"

@@ -317,7 +317,7 @@ EOF
 	check "wrappers: html top sites named past the wrappers" -- "$PY" -c 'import re, sys
 src = open(sys.argv[1]).read().split("<div id=\"sites\">")[1].split("</div>")[0]
 got = [re.sub(r" \(alloc-wrappers\.c:[0-9]+\)$", "", n)
-       for n in re.findall(r"<td class=\"site\" title=\"[^\"]*\"><span class=\"name\">([^<]*)</span>", src)]
+       for n in re.findall(r"<td class=\"site\" title=\"[^\"]*\" data-frames=\x27[^\x27]*\x27><span class=\"name\">([^<]*)</span>", src)]
 assert got == ["direct_alloc", "parse_b", "parse_a", "make_node", "main", "copy_text"], got' "$T/out"
 	expect_exit 0 "wrappers: json" -- "$MT" report --format json "$T/wr.mt"
 	check "wrappers: json names each site as the html does, among its frames" -- "$PY" -c 'import json, re, sys
@@ -461,7 +461,7 @@ EOF
 		fail "deep sites: html: $(cat "$T/ds.err")"
 	check "deep sites: html top sites, the callers that tell them apart and the pid" -- "$PY" -c 'import html, re, sys
 src = open(sys.argv[1]).read().split("<div id=\"sites\">")[1].split("</div>")[0]
-rows = re.findall(r"<td class=\"site\" title=\"pid ([0-9]+);[^\"]*\">(.*?)</td>", src)
+rows = re.findall(r"<td class=\"site\" title=\"pid ([0-9]+);[^\"]*\" data-frames=\x27[^\x27]*\x27>(.*?)</td>", src)
 got = []
 for pid, cell in rows:
     lines = [html.unescape(re.sub(r" \([^()]*:[0-9]+\)( \[inlined\])?$", "", x))
