@@ -37,6 +37,7 @@ struct drow {
 	/* where the frames come from, for the json's names */
 	unsigned int side;
 	size_t site;
+	uint32_t made; /* the row's place before the sort */
 	uint64_t count[2], bytes[2];
 	uint64_t temporary[2], at_peak[2], leaked[2]; /* for the html */
 };
@@ -103,6 +104,7 @@ static int64_t row_of(struct drow **rows, size_t *nrows, size_t *cap,
 	d->label = strdup(lab);
 	d->side = k;
 	d->site = i;
+	d->made = (uint32_t)*nrows;
 	if (!d->label || mt_idx_put(idx, key, (uint32_t)*nrows) < 0) {
 		free(d->label);
 		return -ENOMEM;
@@ -270,18 +272,34 @@ end:
 	return err;
 }
 
-/* The rows as the html format takes them (report-html.c). */
+/* The rows as the html format takes them (report-html.c); site_row[k][i]:
+ * the row site i of side[k] was summed into, by its place before the
+ * sort (the sorted one once this returns). */
 static int html(FILE *out, struct mt_rep *side[2], const struct drow *rows,
-		size_t nrows, const struct mt_report_opts *o)
+		size_t nrows, uint32_t *const site_row[2],
+		const struct mt_report_opts *o)
 {
 	struct mt_rep_diff_site *ds = calloc(nrows + 1, sizeof(*ds));
+	uint32_t *sorted = calloc(nrows + 1, sizeof(*sorted));
+	const uint32_t *const by_site[2] = { site_row[0], site_row[1] };
 	size_t i;
 	int err;
 	unsigned int k;
 
-	if (!ds) {
+	if (!ds || !sorted) {
+		free(ds);
+		free(sorted);
 		return -ENOMEM;
 	}
+	for (i = 0; i < nrows; i++) {
+		sorted[rows[i].made] = (uint32_t)i;
+	}
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < side[k]->nsites; i++) {
+			site_row[k][i] = sorted[site_row[k][i]];
+		}
+	}
+	free(sorted);
 	for (i = 0; i < nrows; i++) {
 		ds[i].side = rows[i].side;
 		ds[i].site = rows[i].site;
@@ -293,7 +311,7 @@ static int html(FILE *out, struct mt_rep *side[2], const struct drow *rows,
 			ds[i].v[k][4] = rows[i].leaked[k];
 		}
 	}
-	err = mt_rep_html_diff(out, side, ds, nrows, o);
+	err = mt_rep_html_diff(out, side, ds, nrows, by_site, o);
 	free(ds);
 	return err;
 }
@@ -308,10 +326,17 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 	uint64_t seed = mt_map_seed();
 	size_t nrows = 0, cap = 0, i;
 	uint64_t tc[2] = { 0 }, tb[2] = { 0 };
+	uint32_t *site_row[2] = { NULL, NULL }; /* html: each site's row */
 	bool json = o->format == MT_REPORT_JSON;
 	unsigned int k;
 	int err;
 
+	for (k = 0; o->format == MT_REPORT_HTML && k < 2; k++) {
+		site_row[k] = calloc(side[k]->nsites + 1, sizeof(*site_row[k]));
+		if (!site_row[k]) {
+			goto nomem;
+		}
+	}
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < side[k]->nsites; i++) {
 			const struct mt_rep_site *s = &side[k]->sites[i];
@@ -327,6 +352,9 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 				    i);
 			if (at < 0) {
 				goto nomem;
+			}
+			if (site_row[k]) {
+				site_row[k][i] = (uint32_t)at;
 			}
 			d = &rows[at];
 			d->count[k] = mt_rep_sat_add(d->count[k], s->count);
@@ -344,7 +372,7 @@ int mt_rep_diff(FILE *out, struct mt_rep *a, struct mt_rep *b,
 		qsort(rows, nrows, sizeof(*rows), cmp_row);
 	}
 	if (o->format == MT_REPORT_HTML) {
-		err = html(out, side, rows, nrows, o);
+		err = html(out, side, rows, nrows, site_row, o);
 		goto end;
 	}
 	if (json) {
@@ -420,6 +448,8 @@ end:
 		free(rows[i].label);
 	}
 	free(rows);
+	free(site_row[0]);
+	free(site_row[1]);
 	free(idx.slots);
 	mt_rep_frames_free(&f);
 	return err;

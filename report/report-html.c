@@ -385,37 +385,57 @@ static void data_cp(FILE *out, const struct mt_rep *r, const uint64_t *cp)
 	fprintf(out, "]");
 }
 
-/* One site of the data; va: A's figures, in a diff */
-static void data_site(FILE *out, const struct mt_rep *r, bool first,
-		      const int64_t *frames, size_t nframes, size_t name_at,
-		      const uint64_t *v, const uint64_t *cp, const uint64_t *va)
+/* A side's figures of a site: its five (HTML_FIGURES) and its live bytes
+ * at each of r's checkpoints (NULL: none kept, or always none). */
+struct side_figs {
+	const struct mt_rep *r;
+	const uint64_t *v, *cp;
+};
+
+/* One site of the data: its frames and B's figures (a report's own); in
+ * a diff, A's after them. */
+static void data_site(FILE *out, bool first, const int64_t *frames,
+		      size_t nframes, size_t name_at,
+		      const struct side_figs *b, const struct side_figs *a)
 {
-	size_t j;
+	const struct side_figs *side[2] = { b, a };
+	size_t j, k;
 
 	fprintf(out, "%s\n[[", first ? "" : ",");
 	for (j = 0; j < nframes; j++) {
 		fprintf(out, "%s%" PRId64, j ? "," : "", frames[j]);
 	}
 	fprintf(out, "],%zu", name_at);
-	for (j = 0; j < HTML_FIGURES; j++) {
-		fprintf(out, ",%" PRIu64, v[j]);
-	}
-	fprintf(out, ",");
-	data_cp(out, r, cp);
-	for (j = 0; va && j < HTML_FIGURES; j++) {
-		fprintf(out, ",%" PRIu64, va[j]);
+	for (k = 0; k < 2 && side[k]; k++) {
+		for (j = 0; j < HTML_FIGURES; j++) {
+			fprintf(out, ",%" PRIu64, side[k]->v[j]);
+		}
+		fprintf(out, ",");
+		data_cp(out, side[k]->r, side[k]->cp);
 	}
 	fprintf(out, "]");
+}
+
+/* A chart of the data (see data()): its svg's id, where its plot is, the
+ * time it spans, its top figure and its checkpoints; col: where each
+ * site's checkpoints are among its figures. */
+static void data_chart(FILE *out, const struct mt_rep *r, const char *id,
+		       const struct mt_rep_chart *c, int col)
+{
+	fprintf(out, "{\"id\":\"%s\",\"plot\":[%d,%d,%d,%d],\"span\":%.0f,\"ymax\":%" PRIu64 ",\"cpStep\":%" PRIu64 ",\"cpN\":%zu,\"col\":%d}",
+		id, c->left, c->top, c->width, c->height, c->span, c->ymax,
+		(uint64_t)1 << r->cp_shift, r->want_cp ? r->cp_n : 0, col);
 }
 
 /*
  * The data the page's script draws its views from, as JSON in
  * <script type="application/json" id="mt-data">:
  *   weight   "bytes" or "count": the figure shown first (--weight)
- *   plot     [left, top, width, height] of the chart's plot, span: the
- *            time it spans (ns), for the time selection
- *   cpStep, cpN: checkpoint k ends (k + 1) * cpStep ns after the first
- *            event (MT_REP_CP); 0 checkpoints when none were kept
+ *   charts   [{id: the chart's svg, plot: [left, top, width, height] of
+ *            its plot, span: the time it spans (ns), ymax: its top
+ *            figure, cpStep, cpN: checkpoint k ends (k + 1) * cpStep ns
+ *            after the first event (MT_REP_CP; 0 checkpoints when none
+ *            were kept), col: 7, where each site's checkpoints are}]
  *   names    frame names; sites index them
  *   sites    [[frame, ...] root first, the process first; the index of
  *            the frame that names the site; allocated bytes, allocations,
@@ -438,10 +458,10 @@ static int data(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 	if (!kept) {
 		return -ENOMEM;
 	}
-	fprintf(out, "<script type=\"application/json\" id=\"mt-data\">\n{\"weight\":\"%s\",\"plot\":[%d,%d,%d,%d],\"span\":%.0f,\"ymax\":%" PRIu64 ",\"cpStep\":%" PRIu64 ",\"cpN\":%zu,\n\"sites\":[",
-		o->weight == MT_REPORT_COUNT ? "count" : "bytes", c->left,
-		c->top, c->width, c->height, c->span, c->ymax,
-		(uint64_t)1 << r->cp_shift, r->want_cp ? r->cp_n : 0);
+	fprintf(out, "<script type=\"application/json\" id=\"mt-data\">\n{\"weight\":\"%s\",\"charts\":[",
+		o->weight == MT_REPORT_COUNT ? "count" : "bytes");
+	data_chart(out, r, "chart", c, 7);
+	fprintf(out, "],\n\"sites\":[");
 	for (i = 0; i < r->nsites && !err; i++) {
 		const struct mt_rep_site *s = &r->sites[i];
 		const uint64_t *cp = r->want_cp ? s->cp : NULL;
@@ -487,12 +507,16 @@ static int data(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 			}
 		}
 		if (!err) {
-			data_site(out, r, first, ids, f.n,
-				  mt_rep_site_name(r, &f), v, cp, NULL);
+			struct side_figs b = { r, v, cp };
+
+			data_site(out, first, ids, f.n,
+				  mt_rep_site_name(r, &f), &b, NULL);
 			first = false;
 		}
 	}
 	for (i = 0; i < noth && !err; i++) {
+		struct side_figs b = { r, oth[i].v,
+				       r->want_cp ? oth[i].cp : NULL };
 		char pid[32], label[64];
 
 		snprintf(pid, sizeof(pid), "pid %d", (int)oth[i].pid);
@@ -503,8 +527,7 @@ static int data(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 			err = -ENOMEM;
 			break;
 		}
-		data_site(out, r, first, ids, 2, 1, oth[i].v,
-			  r->want_cp ? oth[i].cp : NULL, NULL);
+		data_site(out, first, ids, 2, 1, &b, NULL);
 		first = false;
 	}
 	names_write(out, &names);
@@ -580,7 +603,7 @@ static void page_notes(FILE *out, const struct mt_rep *r, const char *which)
 }
 
 /* The controls, the flame graph and the trees the script fills. */
-static void page_views(FILE *out, const struct mt_report_opts *o)
+static void page_views(FILE *out, const struct mt_report_opts *o, bool diff)
 {
 	size_t i;
 
@@ -605,7 +628,9 @@ static void page_views(FILE *out, const struct mt_report_opts *o)
 		fprintf(out, "<th data-m=\"%zu\">%s</th>", i, figure_names[i]);
 	}
 	fprintf(out, "<th data-m=\"5\" hidden=\"hidden\">live at the selection's end</th></tr></thead><tbody></tbody></table></div>\n"
-		"<div id=\"livebox\" hidden=\"hidden\"><h2 id=\"livehead\"></h2><table id=\"live\"><thead><tr><th>#</th><th>site</th><th>live</th><th>allocated</th><th>leaked</th></tr></thead><tbody></tbody></table></div>\n");
+		"<div id=\"livebox\" hidden=\"hidden\"><h2 id=\"livehead\"></h2><table id=\"live\"><thead><tr><th>#</th><th>site</th>%s</tr></thead><tbody></tbody></table></div>\n",
+		diff ? "<th>live in A</th><th>live in B</th><th>B - A</th>" :
+		       "<th>live</th><th>allocated</th><th>leaked</th>");
 }
 
 static int page_end(FILE *out)
@@ -627,12 +652,13 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	page_notes(out, r, "");
 	summary(out, r);
 	fprintf(out, "<div id=\"main\">\n<div id=\"charts\">\n");
-	err = mt_rep_svg_chart(out, r, &c);
+	mt_rep_chart_scale(r, &c);
+	err = mt_rep_svg_chart(out, r, "chart", &c);
 	if (err < 0) {
 		return err;
 	}
 	fprintf(out, "<p id=\"range\">drag across the chart to see what was live at the end of a time range</p>\n");
-	page_views(out, o);
+	page_views(out, o, false);
 	err = data(out, r, o, &c);
 	if (err < 0) {
 		return err;
@@ -647,20 +673,91 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 }
 
 /*
+ * The live bytes of the diff's first kept rows at each checkpoint of each
+ * side, summed over the sites of the row (row_of[k][i]: the row of site
+ * i of side[k]), the other rows' in row kept: the row's side k's at
+ * cp + (row * 2 + k) * MT_REP_CP. At most (HTML_SITES + 1) * 1 KiB,
+ * whatever the number of sites. NULL: out of memory.
+ */
+static uint64_t *diff_cp(struct mt_rep *side[2],
+			 const uint32_t *const row_of[2], size_t kept)
+{
+	uint64_t *cp = calloc((kept + 1) * 2 * MT_REP_CP, sizeof(*cp));
+	size_t i, j, row;
+	unsigned int k;
+
+	for (k = 0; cp && k < 2; k++) {
+		const struct mt_rep *r = side[k];
+
+		for (i = 0; r->want_cp && i < r->nsites; i++) {
+			const uint64_t *from = r->sites[i].cp;
+			uint64_t *to;
+
+			if (!from) {
+				continue;
+			}
+			row = row_of[k][i] < kept ? row_of[k][i] : kept;
+			to = cp + (row * 2 + k) * MT_REP_CP;
+			for (j = 0; j < r->cp_n; j++) {
+				to[j] = mt_rep_sat_add(to[j], from[j]);
+			}
+		}
+	}
+	return cp;
+}
+
+/*
+ * Both recordings' memory charts, A above B, on one scale: the longer
+ * run's time and the higher top. Overlaid, the lines of two runs'
+ * processes (whose pids differ) and their sites' shares would hide each
+ * other; apart on one scale they still read against each other, a
+ * height in A as much memory as the same height in B, a moment in A as
+ * long after its start as the same place in B.
+ */
+static int diff_charts(FILE *out, struct mt_rep *side[2],
+		       struct mt_rep_chart c[2])
+{
+	static const char *const id[2] = { "chartA", "chartB" };
+	unsigned int k;
+	int err = 0;
+
+	mt_rep_chart_scale(side[0], &c[0]);
+	mt_rep_chart_scale(side[1], &c[1]);
+	for (k = 0; k < 2; k++) {
+		c[k].span = c[0].span > c[1].span ? c[0].span : c[1].span;
+		c[k].ymax = c[0].ymax > c[1].ymax ? c[0].ymax : c[1].ymax;
+	}
+	for (k = 0; k < 2 && !err; k++) {
+		fprintf(out, "<h3 class=\"side\">%c: ", "AB"[k]);
+		mt_rep_xml_str(out, side[k]->path);
+		fprintf(out, "</h3>\n");
+		err = mt_rep_svg_chart(out, side[k], id[k], &c[k]);
+	}
+	fprintf(out, "<p id=\"range\">drag across either chart to see what was live in both at the end of a time range (times from each recording's start)</p>\n");
+	return err;
+}
+
+/*
  * report --diff A B --format html: the same views of the sites of both
  * (matched as the diff matches them, the process left out), drawn by B's
  * figures plus A's so that what went away still shows, each frame red
- * where it grew and blue where it shrank. The data is the single page's
- * with "diff": true, each site's figures B's, then 0 (no checkpoints),
- * then A's five; past HTML_SITES sites the rest is one "(N other sites)".
+ * where it grew and blue where it shrank; both memory charts, and a time
+ * range on either selects what was live at its end in both. The data is
+ * the single page's with "diff": true, two charts (A's, its checkpoints
+ * at col 13; B's, at 7) and each site's figures B's five, B's
+ * checkpoints, then A's five and A's checkpoints; past HTML_SITES sites
+ * the rest is one "(N other sites)".
  */
 int mt_rep_html_diff(FILE *out, struct mt_rep *side[2],
 		     const struct mt_rep_diff_site *ds, size_t n,
+		     const uint32_t *const row_of[2],
 		     const struct mt_report_opts *o)
 {
 	struct names names = { .seed = mt_map_seed() };
 	struct mt_rep_frames f = { 0 };
+	struct mt_rep_chart c[2];
 	uint64_t tot[2][HTML_FIGURES] = { { 0 } }, rest[2][HTML_FIGURES] = { { 0 } };
+	uint64_t *cp = NULL;
 	int64_t ids[MT_REP_MAX_FRAMES];
 	size_t i, j, nrest = 0, kept = n < HTML_SITES ? n : HTML_SITES;
 	unsigned int k;
@@ -714,15 +811,44 @@ int mt_rep_html_diff(FILE *out, struct mt_rep *side[2],
 			}
 		}
 	}
-	fprintf(out, "</tr>\n</table>\n<div id=\"main\">\n<div id=\"charts\">\n"
-		"<p id=\"range\" hidden=\"hidden\">no time selection in a diff</p>\n");
-	page_views(out, o);
-	fprintf(out, "<script type=\"application/json\" id=\"mt-data\">\n{\"diff\":true,\"weight\":\"%s\",\"cpN\":0,\"cpStep\":1,\n\"sites\":[",
+	fprintf(out, "</tr>\n</table>\n<div id=\"main\">\n<div id=\"charts\">\n");
+	err = diff_charts(out, side, c);
+	cp = err ? NULL : diff_cp(side, row_of, kept);
+	if (!cp) {
+		return err ? err : -ENOMEM;
+	}
+	page_views(out, o, true);
+	fprintf(out, "<script type=\"application/json\" id=\"mt-data\">\n{\"diff\":true,\"weight\":\"%s\",\"charts\":[",
 		o->weight == MT_REPORT_COUNT ? "count" : "bytes");
-	for (i = 0; i < kept && !err; i++) {
-		struct mt_rep *r = side[ds[i].side];
+	data_chart(out, side[0], "chartA", &c[0], 13);
+	fprintf(out, ",");
+	data_chart(out, side[1], "chartB", &c[1], 7);
+	fprintf(out, "],\n\"sites\":[");
+	for (i = 0; i <= kept && !err; i++) {
+		struct mt_rep *r;
+		struct side_figs b = { side[1], i < kept ? ds[i].v[1] : rest[1],
+				       cp + (i * 2 + 1) * MT_REP_CP };
+		struct side_figs a = { side[0], i < kept ? ds[i].v[0] : rest[0],
+				       cp + i * 2 * MT_REP_CP };
 		size_t at;
 
+		if (i == kept) {
+			/* the rows past kept, as one */
+			nrest = n - kept;
+			if (!nrest) {
+				break;
+			}
+			snprintf(label, sizeof(label), "(%zu other sites)",
+				 nrest);
+			ids[0] = name_id(&names, label);
+			if (ids[0] < 0) {
+				err = (int)ids[0];
+				break;
+			}
+			data_site(out, kept == 0, ids, 1, 0, &b, &a);
+			break;
+		}
+		r = side[ds[i].side];
 		nf = mt_rep_site_frames(r, &r->sites[ds[i].site], &f);
 		if (nf < 0) {
 			err = nf;
@@ -739,23 +865,12 @@ int mt_rep_html_diff(FILE *out, struct mt_rep *side[2],
 			break;
 		}
 		at = mt_rep_site_name(r, &f);
-		data_site(out, side[0], i == 0, ids, f.n - 1, at ? at - 1 : 0,
-			  ds[i].v[1], NULL, ds[i].v[0]);
-	}
-	nrest = n - kept;
-	if (!err && nrest) {
-		snprintf(label, sizeof(label), "(%zu other sites)", nrest);
-		ids[0] = name_id(&names, label);
-		if (ids[0] < 0) {
-			err = (int)ids[0];
-		} else {
-			data_site(out, side[0], kept == 0, ids, 1, 0, rest[1],
-				  NULL, rest[0]);
-		}
+		data_site(out, i == 0, ids, f.n - 1, at ? at - 1 : 0, &b, &a);
 	}
 	names_write(out, &names);
 	fprintf(out, "],\n\"left_out\":%zu}\n</script>\n</div>\n</div>\n", nrest);
 	names_free(&names);
 	mt_rep_frames_free(&f);
+	free(cp);
 	return err ? err : page_end(out);
 }

@@ -11,7 +11,10 @@
  * flame graph (top-down upright; "inverted" is the bottom-up one) or as a
  * table whose rows open and close and whose columns sort. A range dragged
  * on the memory chart selects the checkpoint at its end: the sixth figure,
- * "live at the selection's end", and a table of the sites live then.
+ * "live at the selection's end", and a table of the sites live then. A
+ * diff (report --diff) has B's figures where a report has its own, A's
+ * after them, and two charts, A's and B's: a range dragged on either
+ * selects in both, and every view shows B's figure against A's.
  *
  * The flame graph's frames are <g class="f"> in <g id="flame">, each with
  * a <title> "NAME (WEIGHT UNIT, PCT%)", a <rect> and a <text> when wide
@@ -20,8 +23,9 @@
  * '#selftest=NAME[&search=TERM]' zooms into frame NAME and searches;
  * '#views=A,B' goes through every view and figure, drags the chart from
  * A to B (fractions of its width) and marks the tables of sites by a
- * search. Both write what they saw into
- * the page's selftest <pre>, which a headless browser dumps for
+ * search; '#diff[=A,B,C,D]' goes through a diff's figures and drags its
+ * charts (selftestDiff()). Each writes what it saw into the page's
+ * selftest <pre>, which a headless browser dumps for
  * tests/test-report-html.sh.
  */
 (function () {
@@ -51,7 +55,19 @@
 	var root = null;
 	var trees = {};
 	var nodes = []; /* every tree's nodes, by id */
-	var cpK = -1;   /* the checkpoint selected, -1: none */
+	/* the memory charts (a diff's A and B), each with the checkpoint
+	 * selected (k, -1: none; see "the time selection" below); a site's
+	 * figures v are the last chart's, a diff's va the first's */
+	var charts = (data.charts || []).map(function (c) {
+		c.el = $(c.id);
+		c.k = -1;
+		c.shares = [];
+		return c;
+	}).filter(function (c) {
+		return c.el;
+	});
+	var chartB = charts.length ? charts[charts.length - 1] : null;
+	var chartA = diff && charts.length > 1 ? charts[0] : null;
 	var sortBy = -1; /* the tree table's column; -1: the figure shown */
 
 	function human(v) {
@@ -86,12 +102,25 @@
 		return FIGURES[m].unit === 'bytes' ? human(v) : humanCount(v);
 	}
 
-	/* a site's figure m */
+	function selected() {
+		return charts.some(function (c) {
+			return c.k >= 0;
+		});
+	}
+
+	/* a site's live bytes at chart c's checkpoint selected */
+	function liveAt(s, c) {
+		return c && c.k >= 0 && s[c.col] ? s[c.col][c.k] : 0;
+	}
+
+	/* a site's figure m (in a diff, B's) */
 	function siteValue(s, m) {
-		if (m === LIVE) {
-			return cpK >= 0 && s[7] ? s[7][cpK] : 0;
-		}
-		return s[2 + m];
+		return m === LIVE ? liveAt(s, chartB) : s[2 + m];
+	}
+
+	/* a diff's site's figure m in A */
+	function siteValueA(s, m) {
+		return m === LIVE ? liveAt(s, chartA) : s[8 + m];
 	}
 
 	/* the tree of the sites' stacks: top-down from the process, or
@@ -135,8 +164,8 @@
 				for (m = 0; m <= LIVE; m++) {
 					p.v[m] += siteValue(s, m);
 				}
-				for (m = 0; diff && m < LIVE; m++) {
-					p.va[m] += s[8 + m];
+				for (m = 0; diff && m <= LIVE; m++) {
+					p.va[m] += siteValueA(s, m);
 				}
 			});
 		});
@@ -157,17 +186,20 @@
 		return trees[key];
 	}
 
-	/* the live figure of every node at checkpoint cpK */
+	/* the live figure of every node at the checkpoints selected */
 	function relive() {
 		nodes.forEach(function (n) {
 			n.v[LIVE] = 0;
+			n.va[LIVE] = 0;
 		});
 		Object.keys(trees).forEach(function (key) {
 			data.sites.forEach(function (s) {
 				var v = siteValue(s, LIVE);
+				var va = diff ? siteValueA(s, LIVE) : 0;
 
 				s.paths[key].forEach(function (p) {
 					p.v[LIVE] += v;
+					p.va[LIVE] += va;
 				});
 			});
 		});
@@ -471,7 +503,7 @@
 
 			th.classList.toggle('sorted', c === m);
 			if (c === LIVE) {
-				th.hidden = cpK < 0;
+				th.hidden = !selected();
 			}
 		});
 		rows().forEach(function (r) {
@@ -484,7 +516,7 @@
 				return;
 			}
 			for (c = 0; c <= LIVE; c++) {
-				if (c === LIVE && cpK < 0) {
+				if (c === LIVE && !selected()) {
 					break;
 				}
 				cells += diff ? '<td class="' + change(n, c) +
@@ -590,30 +622,85 @@
 
 	/* ---- the time selection --------------------------------------- */
 
-	var chart = $('chart'), sel = null, drag = null;
+	/*
+	 * Each chart has its checkpoints: chart c's checkpoint k ends
+	 * (k + 1) * c.cpStep ns after its recording's first event and holds
+	 * each site's live bytes then, at s[c.col][k]. A range t0..t1 (ns
+	 * from each recording's start) selects in every chart the checkpoint
+	 * that holds t1: the range's end snaps to that checkpoint's end,
+	 * which the chart marks with a dashed line. In a diff both charts
+	 * are on one scale, so a range dragged on either is the same in both.
+	 */
+	var drag = null; /* { c: the chart, x: where the drag began } */
 
-	function chartX(e) {
-		var box = chart.getBoundingClientRect();
+	function chartX(c, e) {
+		var box = c.el.getBoundingClientRect();
 		var x = (e.clientX - box.left) * WIDTH / box.width;
 
-		return Math.max(data.plot[0], Math.min(data.plot[0] + data.plot[2], x));
+		return Math.max(c.plot[0], Math.min(c.plot[0] + c.plot[2], x));
 	}
 
-	function timeAt(x) {
-		return (x - data.plot[0]) / data.plot[2] * data.span;
+	function timeAt(c, x) {
+		return (x - c.plot[0]) / c.plot[2] * c.span;
 	}
 
+	function xAt(c, t) {
+		return Math.min(c.plot[0] + c.plot[2],
+				c.plot[0] + c.plot[2] * t / (c.span || 1));
+	}
+
+	/* the moment chart c's selected checkpoint ends, ns */
+	function cpEnd(c) {
+		return (c.k + 1) * c.cpStep;
+	}
+
+	function sideOf(c) {
+		return diff ? (c === chartA ? 'A' : 'B') : '';
+	}
+
+	/* the live sites' row: a report's live, allocated and leaked bytes;
+	 * a diff's live bytes in A and in B, and the change */
+	function liveCells(s) {
+		var a = siteValueA(s, LIVE), b = siteValue(s, LIVE);
+
+		if (diff) {
+			return '<td>' + human(a) + '</td><td>' + human(b) +
+				'</td><td class="' + (b > a ? 'grow' : b < a ?
+						      'shrink' : 'same') + '">' +
+				signed(LIVE, b - a) + '</td>';
+		}
+		return '<td>' + human(b) + '</td><td>' + human(s[2]) +
+			'</td><td>' + human(s[6]) + '</td>';
+	}
+
+	/* the sites live at the selection's end, the most first (in a diff:
+	 * live in either, the biggest change first) */
 	function liveTable() {
 		var body = $('live').querySelector('tbody');
+		var top = tree(false);
+		var size = function (s) {
+			return diff ? Math.abs(siteValue(s, LIVE) -
+					       siteValueA(s, LIVE)) :
+				siteValue(s, LIVE);
+		};
 		var list = data.sites.filter(function (s) {
-			return siteValue(s, LIVE) > 0;
+			return siteValue(s, LIVE) > 0 ||
+				(diff && siteValueA(s, LIVE) > 0);
 		}).sort(function (a, b) {
-			return siteValue(b, LIVE) - siteValue(a, LIVE);
+			return size(b) - size(a) ||
+				siteValue(b, LIVE) - siteValue(a, LIVE);
 		}).slice(0, 20);
 
-		$('livehead').textContent = 'Sites live at ' +
-			humanTime((cpK + 1) * data.cpStep) + ': ' +
-			human(tree(false).v[LIVE]);
+		$('livehead').textContent = 'Sites live at ' + charts.filter(
+			function (c) {
+				return c.k >= 0;
+			}).map(function (c) {
+				return (diff ? sideOf(c) + ' ' : '') +
+					humanTime(cpEnd(c));
+			}).join(', ') + ': ' + (diff ? human(top.va[LIVE]) +
+			' -> ' + human(top.v[LIVE]) + ' (' +
+			signed(LIVE, top.v[LIVE] - top.va[LIVE]) + ')' :
+						   human(top.v[LIVE]));
 		body.innerHTML = list.map(function (s, i) {
 			var fr = s[0].map(function (f) {
 				return data.names[f];
@@ -622,27 +709,68 @@
 			return '<tr><td>' + (i + 1) + '</td><td class="site" title="' +
 				esc(fr.map(joinable).join(';')) + '" data-frames="' +
 				esc(JSON.stringify(fr)) + '">' + esc(fr[s[1]]) +
-				'</td><td>' + human(siteValue(s, LIVE)) + '</td><td>' +
-				human(s[2]) + '</td><td>' + human(s[6]) + '</td></tr>';
+				'</td>' + liveCells(s) + '</tr>';
 		}).join('') || '<tr><td colspan="5">(nothing live)</td></tr>';
 		$('livebox').hidden = false;
 	}
 
+	/* the range t0..t1 (ns) on every chart; with snap, the end of the
+	 * checkpoint selected as a dashed line */
+	function selRect(c, t0, t1, snap) {
+		var x0 = xAt(c, t0), x1 = xAt(c, t1);
+
+		if (!c.sel) {
+			c.sel = document.createElementNS(NS, 'rect');
+			c.sel.setAttribute('class', 'sel');
+			c.sel.setAttribute('fill', 'rgba(70,130,230,0.25)');
+			c.sel.setAttribute('stroke', '#4682e6');
+			c.sel.setAttribute('y', c.plot[1]);
+			c.sel.setAttribute('height', c.plot[3]);
+			c.el.appendChild(c.sel);
+			c.snap = document.createElementNS(NS, 'line');
+			c.snap.setAttribute('class', 'snap');
+			c.snap.setAttribute('stroke', '#234');
+			c.snap.setAttribute('stroke-dasharray', '4,3');
+			c.snap.setAttribute('y1', c.plot[1]);
+			c.snap.setAttribute('y2', c.plot[1] + c.plot[3]);
+			c.snap.appendChild(document.createElementNS(NS, 'title'));
+			c.el.appendChild(c.snap);
+		}
+		c.sel.setAttribute('x', x0.toFixed(1));
+		c.sel.setAttribute('width', (x1 - x0).toFixed(1));
+		c.snap.style.display = snap && c.k >= 0 ? '' : 'none';
+		if (snap && c.k >= 0) {
+			c.snap.setAttribute('x1', xAt(c, cpEnd(c)).toFixed(1));
+			c.snap.setAttribute('x2', xAt(c, cpEnd(c)).toFixed(1));
+			c.snap.firstChild.textContent = 'live at ' +
+				humanTime(cpEnd(c)) + ': the end of the checkpoint ' +
+				'that holds the range\'s end';
+		}
+	}
+
 	/* the range t0..t1 (ns): what was live at its end, at the end of the
-	 * checkpoint that holds it */
+	 * checkpoint that holds it, in every chart */
 	function select(t0, t1) {
 		var opt = metric.querySelector('option[value="' + LIVE + '"]');
 
-		if (!data.cpN) {
+		charts.forEach(function (c) {
+			c.k = c.cpN ? Math.max(0, Math.min(c.cpN - 1,
+					Math.floor(t1 / c.cpStep))) : -1;
+			selRect(c, t0, t1, true);
+		});
+		if (!selected()) {
 			$('range').textContent = 'no checkpoints in this recording';
 			return;
 		}
-		cpK = Math.max(0, Math.min(data.cpN - 1,
-					   Math.floor(t1 / data.cpStep)));
 		$('range').textContent = 'selected ' + humanTime(t0) + ' to ' +
-			humanTime(t1) + ': live at ' +
-			humanTime((cpK + 1) * data.cpStep) +
-			' (checkpoints every ' + humanTime(data.cpStep) + ')';
+			humanTime(t1) + (diff ? ' after each recording\'s start' :
+					 '') + ': ' + charts.map(function (c) {
+				return (diff ? sideOf(c) + ' ' : '') + (c.k < 0 ?
+					'has no checkpoints' : 'live at ' +
+					humanTime(cpEnd(c)) + ' (checkpoints every ' +
+					humanTime(c.cpStep) + ')');
+			}).join(', ') + '; the range\'s end snaps to the end ' +
+			'of its checkpoint';
 		relive();
 		opt.disabled = false;
 		metric.value = String(LIVE);
@@ -650,117 +778,124 @@
 		refresh();
 	}
 
-	function selRect(x0, x1) {
-		if (!sel) {
-			sel = document.createElementNS(NS, 'rect');
-			sel.setAttribute('id', 'sel');
-			sel.setAttribute('fill', 'rgba(70,130,230,0.25)');
-			sel.setAttribute('stroke', '#4682e6');
-			sel.setAttribute('y', data.plot[1]);
-			sel.setAttribute('height', data.plot[3]);
-			chart.appendChild(sel);
-		}
-		sel.setAttribute('x', Math.min(x0, x1).toFixed(1));
-		sel.setAttribute('width', Math.abs(x1 - x0).toFixed(1));
-	}
-
 	/*
-	 * The top sites' share of the chart: the SHARES sites with the most
+	 * The top sites' share of chart c: the SHARES sites with the most
 	 * bytes live at some checkpoint, stacked, each checkpoint's figure
-	 * drawn across its span, under the processes' lines.
+	 * drawn across its span, under the processes' lines; a site in
+	 * both of a diff's charts in one colour.
 	 */
 	var SHARES = 5;
-	var SHARE_COLORS = ['#8dd3c7', '#fdb462', '#bebada', '#fb8072', '#80b1d3'];
-	var shareSites = [];
+	var SHARE_COLORS = ['#8dd3c7', '#fdb462', '#bebada', '#fb8072', '#80b1d3',
+			    '#b3de69', '#fccde5', '#bc80bd', '#ccebc5', '#ffed6f'];
+	var shareColor = {}, shareColors = 0; /* by site: one in both charts */
 
-	function shares() {
-		var lines = chart ? chart.querySelector('g') : null;
-		var plot = data.plot, cum = [], k;
+	function colorOf(s) {
+		var i = data.sites.indexOf(s);
+
+		if (!Object.prototype.hasOwnProperty.call(shareColor, i)) {
+			shareColor[i] = SHARE_COLORS[shareColors++ %
+						     SHARE_COLORS.length];
+		}
+		return shareColor[i];
+	}
+
+	function shares(c) {
+		var lines = c.el.querySelector('g');
+		var plot = c.plot, cum = [], k;
 		var most = function (s) {
-			return s[7] ? Math.max.apply(null, s[7]) : 0;
+			return s[c.col] ? Math.max.apply(null, s[c.col]) : 0;
 		};
 		var X = function (t) {
-			return Math.min(plot[0] + plot[2], plot[0] + plot[2] * t /
-					(data.span || 1)).toFixed(1);
+			return xAt(c, t).toFixed(1);
 		};
 		var Y = function (v) {
 			return (plot[1] + plot[3] - plot[3] * Math.min(1, v /
-					(data.ymax || 1))).toFixed(1);
+					(c.ymax || 1))).toFixed(1);
 		};
 
-		if (!lines || !data.cpN) {
+		if (!lines || !c.cpN) {
 			return;
 		}
-		shareSites = data.sites.filter(function (s) {
+		c.shares = data.sites.filter(function (s) {
 			return most(s) > 0;
 		}).sort(function (a, b) {
 			return most(b) - most(a);
 		}).slice(0, SHARES);
-		for (k = 0; k < data.cpN; k++) {
+		for (k = 0; k < c.cpN; k++) {
 			cum.push(0);
 		}
-		shareSites.forEach(function (s, i) {
+		c.shares.forEach(function (s, i) {
 			var up = [], down = [], poly, title, text, box;
 			var name = data.names[s[0][s[1]]];
 
-			for (k = 0; k < data.cpN; k++) {
-				down.unshift(X((k + 1) * data.cpStep) + ',' + Y(cum[k]),
-					     X(k * data.cpStep) + ',' + Y(cum[k]));
-				cum[k] += s[7][k];
-				up.push(X(k * data.cpStep) + ',' + Y(cum[k]),
-					X((k + 1) * data.cpStep) + ',' + Y(cum[k]));
+			for (k = 0; k < c.cpN; k++) {
+				down.unshift(X((k + 1) * c.cpStep) + ',' + Y(cum[k]),
+					     X(k * c.cpStep) + ',' + Y(cum[k]));
+				cum[k] += s[c.col][k];
+				up.push(X(k * c.cpStep) + ',' + Y(cum[k]),
+					X((k + 1) * c.cpStep) + ',' + Y(cum[k]));
 			}
 			poly = document.createElementNS(NS, 'polygon');
 			poly.setAttribute('class', 'share');
 			poly.setAttribute('points', up.concat(down).join(' '));
-			poly.setAttribute('fill', SHARE_COLORS[i]);
+			poly.setAttribute('fill', colorOf(s));
 			poly.setAttribute('fill-opacity', '0.6');
 			title = document.createElementNS(NS, 'title');
 			title.textContent = name + ': at most ' + human(most(s)) +
 				' live at a checkpoint';
 			poly.appendChild(title);
-			chart.insertBefore(poly, lines);
+			c.el.insertBefore(poly, lines);
 			box = document.createElementNS(NS, 'rect');
 			box.setAttribute('x', plot[0] + i * 220);
 			box.setAttribute('y', plot[1] + plot[3] + 58);
 			box.setAttribute('width', 10);
 			box.setAttribute('height', 10);
-			box.setAttribute('fill', SHARE_COLORS[i]);
-			chart.appendChild(box);
+			box.setAttribute('fill', colorOf(s));
+			c.el.appendChild(box);
 			text = document.createElementNS(NS, 'text');
 			text.setAttribute('x', plot[0] + i * 220 + 14);
 			text.setAttribute('y', plot[1] + plot[3] + 67);
 			text.textContent = name.length > 28 ?
 				name.slice(0, 26) + '..' : name;
 			text.appendChild(title.cloneNode(true));
-			chart.appendChild(text);
+			c.el.appendChild(text);
 		});
 	}
 
-	if (chart) {
-		shares();
-		chart.addEventListener('mousedown', function (e) {
-			drag = chartX(e);
-			selRect(drag, drag);
+	/* a range dragged on either chart shows on both */
+	function dragTo(e) {
+		var t0 = timeAt(drag.c, drag.x), t1 = timeAt(drag.c, chartX(drag.c, e));
+
+		return [Math.min(t0, t1), Math.max(t0, t1)];
+	}
+
+	charts.forEach(function (c) {
+		shares(c);
+		c.el.addEventListener('mousedown', function (e) {
+			drag = { c: c, x: chartX(c, e) };
 			e.preventDefault();
 		});
-		chart.addEventListener('mousemove', function (e) {
-			if (drag !== null) {
-				selRect(drag, chartX(e));
+		c.el.addEventListener('mousemove', function (e) {
+			var t;
+
+			if (drag && drag.c === c) {
+				t = dragTo(e);
+				charts.forEach(function (d) {
+					selRect(d, t[0], t[1], false);
+				});
 			}
 		});
-		chart.addEventListener('mouseup', function (e) {
-			var x;
+		c.el.addEventListener('mouseup', function (e) {
+			var t;
 
-			if (drag === null) {
+			if (!drag || drag.c !== c) {
 				return;
 			}
-			x = chartX(e);
-			selRect(drag, x);
-			select(timeAt(Math.min(drag, x)), timeAt(Math.max(drag, x)));
+			t = dragTo(e);
 			drag = null;
+			select(t[0], t[1]);
 		});
-	}
+	});
 
 	/* ---- the page ------------------------------------------------- */
 
@@ -928,9 +1063,9 @@
 			lines.push('marked ' + term + ': top sites ' +
 				   marked('sites'));
 			/* the whole run: the sites live at its end */
-			if (chart && data.cpN) {
-				mouse('mousedown', 0);
-				mouse('mouseup', 1);
+			if (chartB && chartB.cpN) {
+				mouse(chartB, 'mousedown', 0);
+				mouse(chartB, 'mouseup', 1);
 				lines.push('marked ' + term + ': live ' +
 					   marked('live'));
 			}
@@ -982,14 +1117,45 @@
 		}).join(' | ');
 	}
 
-	function mouse(type, frac) {
-		var box = chart.getBoundingClientRect();
-		var x = (data.plot[0] + frac * data.plot[2]) * box.width / WIDTH;
+	/* a range dragged on chart c from a to b (fractions of its width) */
+	function drag3(c, a, b) {
+		mouse(c, 'mousedown', a);
+		mouse(c, 'mousemove', (a + b) / 2);
+		mouse(c, 'mouseup', b);
+	}
 
-		chart.dispatchEvent(new MouseEvent(type, {
+	/* the sites whose share chart c draws, with the most each had */
+	function sharesOf(c) {
+		return c.shares.map(function (s) {
+			return data.names[s[0][s[1]]] + '=' +
+				Math.max.apply(null, s[c.col]);
+		}).join(' | ') + '; drawn ' +
+			c.el.querySelectorAll('polygon.share').length;
+	}
+
+	/* where chart c draws the selection and the end it snapped to, in
+	 * the plot's units, and whether the end is the checkpoint's */
+	function snapped(c) {
+		var x = parseFloat(c.sel.getAttribute('x'));
+		var end = x + parseFloat(c.sel.getAttribute('width'));
+		var at = parseFloat(c.snap.getAttribute('x1'));
+
+		return 'selection ' + x.toFixed(1) + '..' + end.toFixed(1) +
+			', snapped to ' + at.toFixed(1) + (c.snap.style.display ===
+			'none' ? ' hidden' : '') + (at >= end - 0.05 &&
+			at - end < c.cpStep / (c.span || 1) * c.plot[2] + 0.05 ?
+			' (within a checkpoint after the end)' : ' (NOT the end\'s checkpoint)');
+	}
+
+	/* a mouse event at frac of chart c's plot's width */
+	function mouse(c, type, frac) {
+		var box = c.el.getBoundingClientRect();
+		var x = (c.plot[0] + frac * c.plot[2]) * box.width / WIDTH;
+
+		c.el.dispatchEvent(new MouseEvent(type, {
 			bubbles: true, clientX: box.left + x,
-			clientY: box.top + (data.plot[1] + 10) * box.height /
-				parseFloat(chart.getAttribute('height'))
+			clientY: box.top + (c.plot[1] + 10) * box.height /
+				parseFloat(c.el.getAttribute('height'))
 		}));
 	}
 
@@ -1058,16 +1224,11 @@
 		search.dispatchEvent(new Event('input'));
 		choose(view, 'flame');
 		choose(metric, '0');
-		mouse('mousedown', a);
-		mouse('mousemove', (a + b) / 2);
-		mouse('mouseup', b);
-		lines.push('shares: ' + shareSites.map(function (s) {
-			return data.names[s[0][s[1]]] + '=' +
-				Math.max.apply(null, s[7]);
-		}).join(' | ') + '; drawn ' +
-			   chart.querySelectorAll('polygon.share').length);
+		drag3(chartB, a, b);
+		lines.push('shares: ' + sharesOf(chartB));
 		lines.push('range: ' + $('range').textContent);
-		lines.push('range: figure ' + metric.value + ', checkpoint ' + cpK);
+		lines.push('range: figure ' + metric.value + ', checkpoint ' +
+			   chartB.k + ', ' + snapped(chartB));
 		lines.push('live flame: ' + (root ? root.weight : 0) + ' bytes; ' +
 			   flameTop());
 		lines.push('live table: ' + Array.prototype.map.call(
@@ -1099,9 +1260,23 @@
 		$('selftest').textContent += lines.join('\n') + '\n';
 	}
 
+	/* a diff's frames drawn just above the root: figure m in A -> in
+	 * B, the change and the colour */
+	function diffTop(m) {
+		return frames.filter(function (f) {
+			return f.parent === root;
+		}).map(function (f) {
+			return f.name + '=' + f.node.va[m] + '->' + f.node.v[m] +
+				' ' + change(f.node, m) + ' ' +
+				f.rect.getAttribute('fill');
+		}).join(' | ');
+	}
+
 	/* report --diff: per figure, the inverted flame graph's allocating
-	 * functions (A -> B, and the colour class) and the bottom-up tree */
-	function selftestDiff() {
+	 * functions (A -> B, and the colour class) and the bottom-up tree;
+	 * the charts; with '#diff=A,B[,C,D...]' ranges dragged from A to B
+	 * on chart A, from C to D on chart B, and so on */
+	function selftestDiff(range) {
 		var lines = [], m;
 
 		for (m = 0; m < LIVE; m++) {
@@ -1109,13 +1284,7 @@
 			choose(invert, true);
 			choose(metric, String(m));
 			lines.push('diff inverted ' + FIGURES[m].name + ': ' +
-				   frames.filter(function (f) {
-					   return f.parent === root;
-				   }).map(function (f) {
-					   return f.name + '=' + f.node.va[m] + '->' +
-						   f.node.v[m] + ' ' + change(f.node, m) +
-						   ' ' + f.rect.getAttribute('fill');
-				   }).join(' | '));
+				   diffTop(m));
 		}
 		choose(view, 'bottom-up');
 		choose(metric, '0');
@@ -1127,12 +1296,56 @@
 		search.value = 'phase_two';
 		search.dispatchEvent(new Event('input'));
 		lines.push('diff search phase_two: ' + match.textContent);
+		search.value = '';
+		search.dispatchEvent(new Event('input'));
+		lines.push('diff charts: ' + charts.map(function (c) {
+			return c.id + ' ' + c.el.querySelectorAll('polyline').length +
+				' lines, shares ' + sharesOf(c);
+		}).join('; '));
+		for (m = 0; m + 1 < range.length; m += 2) {
+			diffRange(lines, charts[m / 2 % charts.length],
+				  range[m], range[m + 1]);
+		}
 		lines.push('ok');
 		$('selftest').textContent += lines.join('\n') + '\n';
 	}
 
-	if (location.hash === '#diff') {
-		selftestDiff();
+	/* a range dragged on chart c of a diff: both charts' selections,
+	 * the live figure's inverted flame graph (A -> B and the colour),
+	 * the live sites' table and the bottom-up tree by it */
+	function diffRange(lines, c, a, b) {
+		var p = 'diff range on ' + c.id + ' ';
+
+		choose(view, 'flame');
+		choose(invert, true);
+		drag3(c, a, b);
+		lines.push(p + a + '..' + b + ': ' + $('range').textContent);
+		lines.push(p + 'checkpoints: ' + charts.map(function (d) {
+			return d.id + ' ' + d.k + ', ' + snapped(d);
+		}).join('; '));
+		lines.push(p + 'figure ' + metric.value + ', flame: ' +
+			   diffTop(LIVE));
+		lines.push(p + 'live table: ' + Array.prototype.map.call(
+			$('live').querySelectorAll('tbody tr'), function (tr) {
+				var td = tr.querySelectorAll('td');
+
+				return td.length > 4 ? td[1].textContent + '=' +
+					td[2].textContent + '->' + td[3].textContent +
+					' ' + td[4].textContent + ' ' + td[4].className :
+					td[0].textContent;
+			}).join(' | '));
+		lines.push(p + 'live head: ' + $('livehead').textContent);
+		choose(view, 'bottom-up');
+		lines.push(p + 'bottom-up: ' + treeRows());
+		choose(view, 'flame');
+		choose(invert, false);
+	}
+
+	if (location.hash.indexOf('#diff') === 0) {
+		selftestDiff(location.hash.slice(6).split(',').filter(
+			function (x) {
+				return x !== '';
+			}).map(parseFloat));
 	} else if (location.hash.indexOf('#selftest=') === 0) {
 		selftest.apply(null, location.hash.slice(10).split('&search=')
 			       .map(decodeURIComponent));

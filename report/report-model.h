@@ -298,14 +298,18 @@ int mt_rep_collapsed(FILE *out, struct mt_rep *r,
 		     const struct mt_report_opts *o);
 int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 	       bool inline_in_html);
-/* The svg format's memory chart alone, as <svg id="chart">, for the html
- * format; c gets where its plot is and the time it spans. */
+/* The svg format's memory chart alone, as <svg id="ID" class="chart">,
+ * for the html format: mt_rep_chart_scale() sets c's span and ymax to
+ * r's own (a diff may widen them to both recordings'), then
+ * mt_rep_svg_chart() draws at that scale and sets where its plot is. */
 struct mt_rep_chart {
 	double span; /* ns */
 	uint64_t ymax; /* the figure at the plot's top, bytes */
 	int left, top, width, height; /* of the plot, in the svg's units */
 };
-int mt_rep_svg_chart(FILE *out, struct mt_rep *r, struct mt_rep_chart *c);
+void mt_rep_chart_scale(struct mt_rep *r, struct mt_rep_chart *c);
+int mt_rep_svg_chart(FILE *out, struct mt_rep *r, const char *id,
+		     struct mt_rep_chart *c);
 int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
 /* gzipped pprof profile.proto (report-pprof.c) */
 int mt_rep_pprof(FILE *out, struct mt_rep *r, const struct mt_report_opts *o);
@@ -319,9 +323,12 @@ struct mt_rep_diff_site {
 	size_t site;
 	uint64_t v[2][5];
 };
-/* report --diff --format html: the sites sorted as the diff's rows */
+/* report --diff --format html: the sites sorted as the diff's rows;
+ * row_of[k][i]: the row site i of side[k] is summed into (for the rows'
+ * live bytes at each checkpoint) */
 int mt_rep_html_diff(FILE *out, struct mt_rep *side[2],
 		     const struct mt_rep_diff_site *s, size_t n,
+		     const uint32_t *const row_of[2],
 		     const struct mt_report_opts *o);
 
 /* JSON and XML string escaping (report-escape.c): any bytes in, valid

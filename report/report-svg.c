@@ -91,13 +91,11 @@ static void polyline(FILE *out, const struct mt_rep_series *s, bool mapped,
 	fprintf(out, "\"/>\n");
 }
 
-/* c gets the time the chart spans and its top figure. */
-static void chart(FILE *out, struct mt_rep *r, struct mt_rep_chart *c)
+/* The time the chart of r spans and its top figure: c's span and ymax. */
+void mt_rep_chart_scale(struct mt_rep *r, struct mt_rep_chart *c)
 {
 	size_t idx[MAX_LINES], n, i, j, maxn = 0;
 	uint64_t step = mt_rep_align_series(r), top = 0;
-	double span, cw = WIDTH - LEFT - RIGHT;
-	char h[32], t[32];
 
 	n = chart_procs(r, idx);
 	for (i = 0; i < n; i++) {
@@ -115,10 +113,20 @@ static void chart(FILE *out, struct mt_rep *r, struct mt_rep_chart *c)
 			}
 		}
 	}
-	if (!top) {
-		top = 1;
-	}
-	span = (double)(maxn > 1 ? maxn - 1 : 1) * (double)(step ? step : 1);
+	c->ymax = top ? top : 1;
+	c->span = (double)(maxn > 1 ? maxn - 1 : 1) * (double)(step ? step : 1);
+}
+
+/* The chart at c's scale (mt_rep_chart_scale(), or one common to two
+ * recordings: --diff). */
+static void chart(FILE *out, struct mt_rep *r, const struct mt_rep_chart *c)
+{
+	size_t idx[MAX_LINES], n, i;
+	uint64_t step = mt_rep_align_series(r), top = c->ymax;
+	double span = c->span, cw = WIDTH - LEFT - RIGHT;
+	char h[32], t[32];
+
+	n = chart_procs(r, idx);
 	fprintf(out, "<text x=\"%d\" y=\"%d\" class=\"h\">Memory over time (solid: live heap, dashed: mmap'd)</text>\n",
 		LEFT, CHART_TOP - 15);
 	fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" fill=\"#fafafa\" stroke=\"#999\"/>\n",
@@ -165,17 +173,16 @@ static void chart(FILE *out, struct mt_rep *r, struct mt_rep_chart *c)
 		fprintf(out, "<text x=\"%d\" y=\"%d\">(%zu smaller processes not drawn)</text>\n",
 			LEFT, CHART_TOP + CHART_H + 50, r->nprocs - n);
 	}
-	c->span = span;
-	c->ymax = top;
 }
 
-int mt_rep_svg_chart(FILE *out, struct mt_rep *r, struct mt_rep_chart *c)
+int mt_rep_svg_chart(FILE *out, struct mt_rep *r, const char *id,
+		     struct mt_rep_chart *c)
 {
 	/* room under the legend for the script's (report-html.js) */
 	int height = CHART_TOP + CHART_H + 80;
 
-	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
-		WIDTH, height, WIDTH, height);
+	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
+		id, WIDTH, height, WIDTH, height);
 	fprintf(out, "<style>.h { font-size: 15px; font-weight: bold; }</style>\n");
 	chart(out, r, c);
 	c->left = LEFT;
@@ -281,6 +288,7 @@ int mt_rep_svg(FILE *out, struct mt_rep *r, const struct mt_report_opts *o,
 	fprintf(out, "<title>memtrack report: ");
 	mt_rep_xml_str(out, r->path);
 	fprintf(out, "</title>\n");
+	mt_rep_chart_scale(r, &c);
 	chart(out, r, &c);
 	if (r->sample_bytes) {
 		/* right of the chart's heading, above it */

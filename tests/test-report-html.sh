@@ -250,12 +250,12 @@ has "$T/selftest" "views: trees" \
 	"^bottom-up search phase_: 3 frames match: 3\.0 MiB, 99\.55% of all; marked 3$"
 has "$T/selftest" "views: the chart and the first phase" \
 	"^shares: phase_one$at=1048576 \| phase_two$at=1048576 \| phase_two$at=1048576 \| leak_some$at=4096; drawn 4$" \
-	"^range: selected [0-9.]+ ms to [0-9.]+ ms: live at [0-9.]+ ms \(checkpoints every [0-9.]+ ms\)$" \
-	"^range: figure 5, checkpoint [0-9]+$" \
+	"^range: selected [0-9.]+ ms to [0-9.]+ ms: live at [0-9.]+ ms \(checkpoints every [0-9.]+ ms\); the range's end snaps to the end of its checkpoint$" \
+	"^range: figure 5, checkpoint [0-9]+, selection [0-9.]+\.\.[0-9.]+, snapped to [0-9.]+ \(within a checkpoint after the end\)$" \
 	"^live flame: 1048576 bytes; pid [0-9]+=1048576$" \
 	"^live table: phase_one$at=1\.0 MiB$" \
 	"^live head: Sites live at [0-9.]+ ms: 1\.0 MiB$" \
-	"^top-down live: .* \| $m$at=1048576 \| $m$at=0 \| $m$at=0 \| $m$at=0 \| [0-9]+:leak_some$at=0$"
+	"^top-down live: .* \| $m$at=1048576( \| ([0-9]+:main|[0-9]+:leak_some)$at=0)+$"
 # a search marks (in the page's colour) the rows of the top sites and of
 # the live sites whose stack holds a frame that matches, in any case:
 # main marks every site
@@ -278,8 +278,9 @@ grep -q 'error:' "$T/selftest" && fail "views, second phase: script error" ||
 	ok "views, second phase: no script error"
 
 # --- report --diff as html: A the run above, B one that makes half the
-# temporaries and leaks twice as much; what went away still shows, red for
-# growth and blue for shrinkage
+# temporaries, leaks twice as much and first (held through both phases),
+# and frees phase_two's second MiB at once; what went away still shows,
+# red for growth and blue for shrinkage
 "$MT" --source preload --stacks --sink "file:$T/more.mt" -- \
 	"$MT_BUILDDIR/tests/progs/phases" more ||
 	{ echo "cannot record phases more" >&2; exit 99; }
@@ -291,7 +292,25 @@ ET.fromstring(open(sys.argv[1]).read().split("\n", 1)[1])' "$T/diff.html"
 has "$T/diff.html" "html diff: totals" \
 	'<td class="shrink" title="-904">-904 B</td>' \
 	'<td class="shrink" title="-50">-50</td>'
-browse "$T/diff.html" "#diff"
+# both memory charts, A's then B's, on one scale; each site's live bytes
+# at each side's checkpoints, the last of which is what each side leaked
+check "html diff: both charts, both sides' checkpoints" -- "$PY" -c 'import sys, json, re
+import xml.etree.ElementTree as ET
+src = open(sys.argv[1]).read()
+root = ET.fromstring(src.split("\n", 1)[1])
+svg = {e.get("id"): e for e in root.iter("{http://www.w3.org/2000/svg}svg")}
+for id in ("chartA", "chartB"):
+    assert id in svg, (id, list(svg))
+    assert len(list(svg[id].iter("{http://www.w3.org/2000/svg}polyline"))) == 2, id
+d = json.loads(re.search(r"<script type=\"application/json\" id=\"mt-data\">(.*?)</script>", src, re.S).group(1))
+a, b = d["charts"]
+assert (a["id"], a["col"], b["id"], b["col"]) == ("chartA", 13, "chartB", 7), d["charts"]
+assert a["span"] == b["span"] and a["ymax"] == b["ymax"] and a["cpN"] > 1 and b["cpN"] > 1, d["charts"]
+for c, leaked in ((a, 4096), (b, 8192)):
+    cps = [s[c["col"]] for s in d["sites"] if s[c["col"]]]
+    assert all(len(x) == c["cpN"] for x in cps), c
+    assert sum(x[-1] for x in cps) == leaked, (c["id"], [x[-1] for x in cps])' "$T/diff.html"
+browse "$T/diff.html" "#diff=0.1,0.4,0.6,0.9"
 cat "$T/selftest"
 grep -q 'error:' "$T/selftest" && fail "diff: script error" ||
 	ok "diff: no script error"
@@ -303,6 +322,31 @@ has "$T/selftest" "views of the diff" "^ok$" \
 	"^diff bottom-up: 0:all=3159824${g}3158920 \| 1:temp_loop$at=10000${g}5000 \| 1:leak_some$at=4096${g}8192 \| 1:phase_one" \
 	"^diff cells: 3\.0 MiB \(-904 B\) \| 4\.9 KiB \(-4\.9 KiB\) \| 8\.0 KiB \(\+4\.0 KiB\) \| 1\.0 MiB \(\+0 B\)" \
 	"^diff search phase_two: 2 frames match: 2\.0 MiB $g 2\.0 MiB \(\+0 B\)$"
+# each chart draws its sites' share (phase_two's second MiB, freed at once
+# in B, is live at no checkpoint but by chance)
+has "$T/selftest" "the diff's charts" \
+	"^diff charts: chartA 2 lines, shares phase_one$at=1048576 \| phase_two$at=1048576 \| phase_two$at=1048576 \| leak_some$at=4096; drawn 4; chartB 2 lines, shares phase_one$at=1048576 \| phase_two$at=1048576 \| (phase_two$at=1048576 \| )?leak_some$at=8192; drawn [34]$"
+# a range dragged on A's chart during the first phase: the same in both
+# charts, each snapped to the end of its checkpoint; phase_one's MiB in
+# both (same, grey), B's leak already live (grew, red)
+sel='selection [0-9.]+\.\.[0-9.]+'
+snap='snapped to [0-9.]+ \(within a checkpoint after the end\)'
+has "$T/selftest" "diff: a range on A's chart, the first phase" \
+	"^diff range on chartA 0\.1\.\.0\.4: selected [0-9.]+ ms to [0-9.]+ ms after each recording's start: A live at [0-9.]+ ms \(checkpoints every [0-9.]+ ms\), B live at [0-9.]+ ms \(checkpoints every [0-9.]+ ms\); the range's end snaps to the end of its checkpoint$" \
+	"^diff range on chartA checkpoints: chartA [0-9]+, ($sel), $snap; chartB [0-9]+, \1, $snap$" \
+	"^diff range on chartA figure 5, flame: leak_some$at=0${g}8192 grow rgb\(255,60,60\) \| phase_one$at=1048576${g}1048576 same rgb\(225,225,225\)$" \
+	"^diff range on chartA live table: leak_some$at=0 B${g}8\.0 KiB \+8\.0 KiB grow \| phase_one$at=1\.0 MiB${g}1\.0 MiB \+0 B same$" \
+	"^diff range on chartA live head: Sites live at A [0-9.]+ ms, B [0-9.]+ ms: 1\.0 MiB $g 1\.0 MiB \(\+8\.0 KiB\)$" \
+	"^diff range on chartA bottom-up: 0:all=1048576${g}1056768 \| 1:leak_some$at=0${g}8192 \| 1:phase_one$at=1048576${g}1048576 \| "
+# and on B's chart during the second: phase_two's second MiB went (shrank,
+# blue), its first stayed, the leak grew
+has "$T/selftest" "diff: a range on B's chart, the second phase" "^ok$" \
+	"^diff range on chartB 0\.6\.\.0\.9: selected [0-9.]+ ms to [0-9.]+ ms after each recording's start: " \
+	"^diff range on chartB checkpoints: chartA [0-9]+, ($sel), $snap; chartB [0-9]+, \1, $snap$" \
+	"^diff range on chartB figure 5, flame: leak_some$at=0${g}8192 grow rgb\(255,60,60\) \| phase_two$at=1048576${g}1048576 same rgb\(225,225,225\) \| phase_two$at=1048576${g}0 shrink rgb\(60,60,255\)$" \
+	"^diff range on chartB live table: phase_two$at=1\.0 MiB${g}0 B -1\.0 MiB shrink \| leak_some$at=0 B${g}8\.0 KiB \+8\.0 KiB grow \| phase_two$at=1\.0 MiB${g}1\.0 MiB \+0 B same$" \
+	"^diff range on chartB live head: Sites live at A [0-9.]+ ms, B [0-9.]+ ms: 2\.0 MiB $g 1\.0 MiB \(-1016\.0 KiB\)$" \
+	"^diff range on chartB bottom-up: 0:all=2097152${g}1056768 \| 1:phase_two$at=1048576${g}0 \| 1:leak_some$at=0${g}8192 \| "
 
 # the harness sees a script error: the same page with a broken script
 sed 's/^\t.use strict.;$/&\n\tnot_defined();/' "$T/shape.html" >"$T/broken.html"

@@ -9,8 +9,11 @@
  * so that bytes allocated, allocations, temporary, the peak (phase_two)
  * and leaks each put a different function first, and the live bytes at a
  * moment of the first phase differ from those of the second. With an
- * argument ("more"), for report --diff: temp_loop makes 50 only and
- * leak_some leaks 8 KiB.
+ * argument ("more"), for report --diff: temp_loop makes 50 only,
+ * leak_some leaks 8 KiB and first, before phase_one (held through both
+ * phases: it grew in each), and phase_two frees its second MiB before it
+ * holds the first (it shrank in the second phase), so that what was live
+ * at a moment of either phase differs both ways.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,9 +70,14 @@ CHAIN_FN int phase_two(int x)
 
 	memset(a, 2, MIB);
 	memset(b, 2, MIB);
+	if (more) {
+		free(b);
+	}
 	hold();
 	free(a);
-	free(b);
+	if (!more) {
+		free(b);
+	}
 	__asm__ volatile("" : "+r"(x));
 	return x + 1;
 }
@@ -83,15 +91,21 @@ CHAIN_FN int leak_some(int x)
 
 int main(int argc, char **argv)
 {
-	int r;
+	int r, i;
 
 	(void)argv;
 	more = argc > 1;
 	r = temp_loop(0);
-
-	r += phase_one(0);
-	r += phase_two(0);
-	r += leak_some(0);
+	/* each call on one line whatever the order: a site of the diff
+	 * is its frames, main's line too */
+	for (i = 0; i < 2; i++) {
+		if (i == more) {
+			r += phase_one(0);
+			r += phase_two(0);
+		} else {
+			r += leak_some(0);
+		}
+	}
 	__asm__ volatile("" : "+r"(r)); /* no tail calls: main stays */
 	return r == 4 ? 0 : 1;
 }
