@@ -792,6 +792,7 @@ static void cp_halve(struct mt_rep *r)
 		}
 		s->cp_last >>= 1;
 	}
+	r->cp_n = (r->cp_n + 1) / 2;
 	r->cp_shift++;
 }
 

@@ -221,6 +221,20 @@ has "$T/svgdom" "browser, svg alone" '<g id="flame">' \
 	{ echo "cannot record phases" >&2; exit 99; }
 "$MT" report --format html "$T/phases.mt" >"$T/phases.html" ||
 	fail "html of phases"
+# the checkpoints end with the run: the last one holds the last event
+# (they halve as the run goes on, and their count with them)
+"$MT" dump "$T/phases.mt" >"$T/phases.jsonl" 2>/dev/null
+check "html data: the last checkpoint holds the last event" -- \
+	"$PY" -c 'import sys, json, re
+src = open(sys.argv[1]).read()
+d = json.loads(re.search(r"<script type=\"application/json\" id=\"mt-data\">(.*?)</script>", src, re.S).group(1))
+ts = [json.loads(l)["timestamp"] for l in open(sys.argv[2]) if l.startswith("{")]
+end = ts[-1] - ts[0]
+c = d["charts"][0]
+assert c["id"] == "chart" and c["cpN"] > 1, c
+assert (c["cpN"] - 1) * c["cpStep"] <= end < c["cpN"] * c["cpStep"], (c, end)
+assert all(s[7] == 0 or len(s[7]) == c["cpN"] for s in d["sites"]), c' \
+	"$T/phases.html" "$T/phases.jsonl"
 browse "$T/phases.html" "#views=0.1,0.4"
 cat "$T/selftest"
 grep -q 'error:' "$T/selftest" && fail "views: script error" ||
