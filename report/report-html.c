@@ -643,6 +643,25 @@ static int page_end(FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
+/*
+ * How exact the time selection is: the page keeps each site's live bytes
+ * at the checkpoints only (MT_REP_CP at most, so that the analysis's
+ * memory grows with sites and not with events), and a range's end snaps
+ * to the end of the checkpoint that holds it. Said before the first drag.
+ */
+static void range_precision(FILE *out, const struct mt_rep *r)
+{
+	char step[32];
+
+	if (!r->want_cp) {
+		fprintf(out, "no checkpoints%s",
+			r->cp_failed ? ": out of memory" : "");
+		return;
+	}
+	mt_rep_human_time((uint64_t)1 << r->cp_shift, step, sizeof(step));
+	fprintf(out, "%zu checkpoints, one every %s", r->cp_n, step);
+}
+
 int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 {
 	struct mt_rep_chart c;
@@ -657,7 +676,9 @@ int mt_rep_html(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	if (err < 0) {
 		return err;
 	}
-	fprintf(out, "<p id=\"range\">drag across the chart to see what was live at the end of a time range</p>\n");
+	fprintf(out, "<p id=\"range\">drag across the chart to see what was live at the end of a time range; the end snaps to the end of its checkpoint (");
+	range_precision(out, r);
+	fprintf(out, ")</p>\n");
 	page_views(out, o, false);
 	err = data(out, r, o, &c);
 	if (err < 0) {
@@ -733,7 +754,11 @@ static int diff_charts(FILE *out, struct mt_rep *side[2],
 		fprintf(out, "</h3>\n");
 		err = mt_rep_svg_chart(out, side[k], id[k], &c[k]);
 	}
-	fprintf(out, "<p id=\"range\">drag across either chart to see what was live in both at the end of a time range (times from each recording's start)</p>\n");
+	fprintf(out, "<p id=\"range\">drag across either chart to see what was live in both at the end of a time range, times from each recording's start; the end snaps to the end of its checkpoint (A: ");
+	range_precision(out, side[0]);
+	fprintf(out, "; B: ");
+	range_precision(out, side[1]);
+	fprintf(out, ")</p>\n");
 	return err;
 }
 

@@ -235,6 +235,9 @@ assert c["id"] == "chart" and c["cpN"] > 1, c
 assert (c["cpN"] - 1) * c["cpStep"] <= end < c["cpN"] * c["cpStep"], (c, end)
 assert all(s[7] == 0 or len(s[7]) == c["cpN"] for s in d["sites"]), c' \
 	"$T/phases.html" "$T/phases.jsonl"
+# the page says how exact a range is before any is dragged
+has "$T/phases.html" "html: the selection's precision" \
+	'<p id="range">drag across the chart to see what was live at the end of a time range; the end snaps to the end of its checkpoint \([0-9]+ checkpoints, one every [0-9.]+ ms\)</p>'
 browse "$T/phases.html" "#views=0.1,0.4"
 cat "$T/selftest"
 grep -q 'error:' "$T/selftest" && fail "views: script error" ||
@@ -306,6 +309,8 @@ ET.fromstring(open(sys.argv[1]).read().split("\n", 1)[1])' "$T/diff.html"
 has "$T/diff.html" "html diff: totals" \
 	'<td class="shrink" title="-904">-904 B</td>' \
 	'<td class="shrink" title="-50">-50</td>'
+has "$T/diff.html" "html diff: the selection's precision" \
+	"<p id=\"range\">drag across either chart to see what was live in both at the end of a time range, times from each recording's start; the end snaps to the end of its checkpoint \\(A: [0-9]+ checkpoints, one every [0-9.]+ ms; B: [0-9]+ checkpoints, one every [0-9.]+ ms\\)</p>"
 # both memory charts, A's then B's, on one scale; each site's live bytes
 # at each side's checkpoints, the last of which is what each side leaked
 check "html diff: both charts, both sides' checkpoints" -- "$PY" -c 'import sys, json, re
