@@ -1291,7 +1291,10 @@
 		lines.push('diff bottom-up: ' + treeRows());
 		lines.push('diff cells: ' + Array.prototype.map.call(
 			$('tree').querySelectorAll('tbody tr'), function (tr) {
-				return tr.querySelectorAll('td')[1].textContent;
+				var td = tr.querySelectorAll('td');
+
+				/* "... N more" is one cell */
+				return td[td.length > 1 ? 1 : 0].textContent;
 			}).join(' | '));
 		search.value = 'phase_two';
 		search.dispatchEvent(new Event('input'));
