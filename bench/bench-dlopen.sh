@@ -11,12 +11,14 @@
 # overhead per item; then the ratio of the per-item overhead at the
 # largest N to that at the smallest, and the recording's bytes per item.
 # Goal: that ratio at most 1.5 (the cost per item does not grow with the
-# number of items); cases over it are named. One run, cases in turn for
-# each N.
+# number of items); cases over it are named. Each time is the median of
+# rounds (3), every case run once in each round, in turn for each N, so
+# that a moment of noise on this 2-core machine does not decide a ratio
+# (one run of 1,000 processes alone once took 0.98 s, another 0.56 s).
 #
 # Environment: BENCH_DLOPEN_N (the counts; dlopen "1000 2000 5000",
 # procs "1000 5000"), BENCH_DLOPEN_SOURCES ("ebpf preload"; ebpf needs
-# root). CC builds the program and the library.
+# root), BENCH_DLOPEN_ROUNDS (3). CC builds the program and the library.
 set -eu
 
 builddir=${1:-.}
@@ -28,6 +30,7 @@ procs) ns=${BENCH_DLOPEN_N:-1000 5000} item=process ;;
 *) echo "bench-dlopen: no workload '$mode' (dlopen, procs)" >&2; exit 2 ;;
 esac
 sources=${BENCH_DLOPEN_SOURCES:-ebpf preload}
+rounds=${BENCH_DLOPEN_ROUNDS:-3}
 : "${MEMTRACK_PLUGIN_PATH:=$builddir/plugins/.libs}"
 export MEMTRACK_PLUGIN_PATH
 [ "$(id -u)" = 0 ] || sources=$(echo "$sources" | sed 's/ebpf//')
@@ -109,7 +112,13 @@ run() {
 		exit 1
 	fi
 	t1=$(now)
-	echo "$t0 $t1" | awk '{ printf "%.3f", $2 - $1 }' >"$dir/t.$name.$n"
+	echo "$t0 $t1" | awk '{ printf "%.3f\n", $2 - $1 }' >>"$dir/r.$name.$n"
+}
+
+# the median of a case's rounds, into $dir/t.NAME.N
+median() {
+	sort -n "$dir/r.$1.$2" | awk '{ v[NR] = $1 }
+		END { printf "%.3f", v[int((NR + 1) / 2)] }' >"$dir/t.$1.$2"
 }
 
 cases=
@@ -126,18 +135,28 @@ for n in $ns; do
 	printf ' %22s' "N=$n"
 done
 printf ' %8s\n' ratio
-for n in $ns; do
-	# shellcheck disable=SC2086
-	run alone "$n" $cmd "$n"
-	for c in $cases; do
-		src=${c%-stacks}
-		st=
-		[ "$c" != "$src" ] && st=--stacks
+r=0
+while [ "$r" -lt "$rounds" ]; do
+	for n in $ns; do
 		# shellcheck disable=SC2086
-		run "$c" "$n" "$memtrack" -q --source "$src" $st \
-			--sink "file:$dir/out.$c.$n.mt" -- $cmd "$n"
-		stat -c %s "$dir/out.$c.$n.mt" >"$dir/b.$c.$n"
-		rm -f "$dir/out.$c.$n.mt"
+		run alone "$n" $cmd "$n"
+		for c in $cases; do
+			src=${c%-stacks}
+			st=
+			[ "$c" != "$src" ] && st=--stacks
+			# shellcheck disable=SC2086
+			run "$c" "$n" "$memtrack" -q --source "$src" $st \
+				--sink "file:$dir/out.$c.$n.mt" -- $cmd "$n"
+			stat -c %s "$dir/out.$c.$n.mt" >"$dir/b.$c.$n"
+			rm -f "$dir/out.$c.$n.mt"
+		done
+	done
+	r=$((r + 1))
+done
+for n in $ns; do
+	median alone "$n"
+	for c in $cases; do
+		median "$c" "$n"
 	done
 done
 status=0
