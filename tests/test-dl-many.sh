@@ -12,8 +12,10 @@
 # reach main too (the eBPF unwinder knew 256 code mappings per process,
 # and stacks through the others stopped in the library: 190200 of 360000
 # bytes from main; it now keeps the rest in chunks, MT_UNW_CHUNKS), in a
-# forked child as well, and in its parent after the child ended.
-# MT_DL_MANY_N sets N. The eBPF part needs root and BPF: skips without,
+# forked child as well, and in its parent after the child ended; and
+# under eBPF past the 8,448 mappings its unwinder's table held (9,000
+# libraries, MT_DL_MANY_BIG), writing a chunk of that table per ~128
+# libraries, not every chunk per library. MT_DL_MANY_N sets N. The eBPF part needs root and BPF: skips without,
 # fails under MEMTRACK_REQUIRE_BPF=1.
 set -u
 
@@ -150,8 +152,37 @@ linear() {
 	else
 		fail "ebpf $name: $N libraries: whole reads of the maps '$reads' (want <= 4), stops '${stops:-0}' (want 0), blocks of 40 B $blocks (want $N)"
 	fi
+	# each library's mapping goes to the unwinder in the part of the
+	# process's table it falls in: a chunk written per ~128 libraries
+	# (a part is cut in two when full), not every chunk per library
+	# (4,500 libraries wrote ~40,000 chunks of 14 KB)
+	[ "$name" = "with --stacks" ] || return
+	writes=$(sed -n 's/.*stacks: [0-9]* pushes.*, \([0-9]*\) chunks written.*/\1/p' \
+		"$T/lin.err")
+	if [ -n "$writes" ] && [ "$writes" -le $((N / 32)) ]; then
+		ok "ebpf $name: $writes unwinder chunks written for $N libraries"
+	else
+		fail "ebpf $name: unwinder chunks written: '$writes' (want <= $((N / 32)))"
+	fi
 }
 linear "without --stacks"
 linear "with --stacks" --stacks
+
+# Past what the eBPF unwinder's table held (256 mappings in a process's
+# entry and 32 chunks of 256: 8,448): the rest unwound by frame pointers
+# and, built without them, stopped in the library. MT_DL_MANY_BIG sets
+# how many (9,000; 0: not run).
+BIG=${MT_DL_MANY_BIG:-9000}
+if [ "$BIG" -gt "$N" ]; then
+	while [ $i -lt "$BIG" ]; do
+		cp "$LIB" "$T/libs/l$i.so"
+		i=$((i + 1))
+	done
+	N=$BIG
+	check ebpf $((2 * N)) late
+	if grep -q 'its stacks use frame pointers' "$T/ebpf.err"; then
+		fail "ebpf, $N libraries: $(grep 'frame pointers' "$T/ebpf.err")"
+	fi
+fi
 
 finish

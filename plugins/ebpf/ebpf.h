@@ -79,8 +79,12 @@ struct ebpf_seen {
 	 * another was), so that a stack of the same return addresses gets a
 	 * new id, resolved through the new mappings */
 	uint32_t gen;
-	/* the unw_chunks its unw_procs entry names (unwind.c) */
+	/* the unw_chunks its unw_procs entry names (unwind.c): each one's
+	 * first address (where its part of the mappings begins) and a digest
+	 * of what it holds, so that a push rewrites only what changed */
 	uint32_t chunk[MT_UNW_CHUNKS];
+	uint64_t chunk_lo[MT_UNW_CHUNKS];
+	uint64_t chunk_sum[MT_UNW_CHUNKS];
 	uint32_t nchunks;
 };
 
@@ -155,6 +159,9 @@ struct ebpf_state {
 	/* whole reads of a process's /proc/PID/maps (attach.c, stacks.c):
 	 * a few per process, never one per library (issue 24); -v says */
 	uint64_t maps_reads;
+	/* unwinder pushes, and the chunks they wrote (unwind.c): a new
+	 * mapping writes the one chunk it falls in, not all (issue 24) */
+	uint64_t unw_pushes, unw_chunk_writes;
 
 	/* the freezer (freeze.c): holds at the high watermark that nobody
 	 * sees; SIGSTOP past stop_wm, or for a process it cannot freeze */

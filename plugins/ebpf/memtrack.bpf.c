@@ -673,17 +673,26 @@ __noinline u32 mt_find_row(struct mt_walk *w, struct mt_unw_proc *proc)
 static __always_inline struct mt_unw_proc *maps_of(struct mt_unw_proc *p,
 						   u64 pc)
 {
-	u32 n = p->nchunks, i, id;
+	u32 n = p->nchunks, lo = 0, hi, mid, i, id;
 
 	if (!n || pc < p->chunk_lo[0]) {
 		return p;
 	}
-	for (i = 1; i < MT_UNW_CHUNKS; i++) {
-		if (i >= n || p->chunk_lo[i] > pc) {
+	/* the last chunk whose first address is at or below pc: a binary
+	 * search over chunk_lo[lo, hi) */
+	hi = n < MT_UNW_CHUNKS ? n : MT_UNW_CHUNKS;
+	for (i = 0; i < 8; i++) { /* log2(MT_UNW_CHUNKS) + 1 */
+		if (hi - lo <= 1) {
 			break;
 		}
+		mid = (lo + hi) / 2;
+		if (p->chunk_lo[mid & (MT_UNW_CHUNKS - 1)] <= pc) {
+			lo = mid;
+		} else {
+			hi = mid;
+		}
 	}
-	id = p->chunk_id[(i - 1) & (MT_UNW_CHUNKS - 1)];
+	id = p->chunk_id[lo & (MT_UNW_CHUNKS - 1)];
 	return bpf_map_lookup_elem(&unw_chunks, &id);
 }
 

@@ -213,17 +213,19 @@ struct mt_unw_map {
 };
 
 /*
- * A process's executable mappings, sorted by start: the lowest
- * MT_UNW_MAPS in its `unw_procs` entry, the rest in up to MT_UNW_CHUNKS
- * chunks of `unw_chunks` (the same struct, directory unused), chunk i
- * holding the mappings from chunk_lo[i] up. A fork copies the entry in
- * BPF, so parent and child share the chunks: user space never changes a
- * chunk, it writes new ones and drops those no process names any more
- * (unwind.c). Beyond MT_UNW_MAPS * (1 + MT_UNW_CHUNKS) mappings (8,448):
- * frame pointers (user space warns).
+ * A process's executable mappings, sorted by start: those below
+ * chunk_lo[0] (at most MT_UNW_MAPS) in its `unw_procs` entry, the rest in
+ * up to MT_UNW_CHUNKS chunks of `unw_chunks` (the same struct, directory
+ * unused), chunk i holding the mappings from chunk_lo[i] up to
+ * chunk_lo[i + 1]. A fork copies the entry in BPF, so parent and child
+ * share the chunks: user space never changes a chunk, it writes new ones
+ * for the parts that changed (a new mapping: the entry and at most one
+ * chunk, split in two when full) and drops those no process names any
+ * more (unwind.c). Up to MT_UNW_MAPS * (1 + MT_UNW_CHUNKS) mappings
+ * (33,024) when packed; beyond: frame pointers (user space warns).
  */
 #define MT_UNW_MAPS 256
-#define MT_UNW_CHUNKS 32
+#define MT_UNW_CHUNKS 128
 
 struct mt_unw_proc {
 	unsigned int n;

@@ -567,6 +567,12 @@ static void ebpf_destroy(void *state)
 	ebpf_log(st, MT_LOG_INFO, "attach: %llu whole reads of a /proc/PID/maps",
 		 (unsigned long long)__atomic_load_n(&st->maps_reads,
 						     __ATOMIC_RELAXED));
+	if (st->stack_depth) {
+		ebpf_log(st, MT_LOG_INFO,
+			 "stacks: %llu pushes of a process's mappings to the unwinder, %llu chunks written",
+			 (unsigned long long)st->unw_pushes,
+			 (unsigned long long)st->unw_chunk_writes);
+	}
 	if (st->skel && st->skel->bss->unw_missing) {
 		ebpf_log(st, MT_LOG_INFO,
 			 "%llu stacks were taken before their process's mappings were known (frame pointers only)",

@@ -427,6 +427,8 @@ int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child)
 	if (p && p->nchunks) {
 		/* BPF copied the parent's entry: the child names its chunks */
 		memcpy(c->chunk, p->chunk, sizeof(c->chunk));
+		memcpy(c->chunk_lo, p->chunk_lo, sizeof(c->chunk_lo));
+		memcpy(c->chunk_sum, p->chunk_sum, sizeof(c->chunk_sum));
 		c->nchunks = p->nchunks;
 		ebpf_unw_chunks_ref(st, c);
 	}

@@ -826,19 +826,141 @@ void ebpf_unw_chunks_release(struct ebpf_state *st, struct ebpf_seen *seen)
 	}
 }
 
+/* A digest of ranges [a, b) as BPF would see them: a chunk whose first
+ * address and digest are those of one written before holds the same. */
+static uint64_t unw_digest(const struct ebpf_range *r, size_t a, size_t b)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)(b - a);
+	size_t i;
+
+	for (i = a; i < b; i++) {
+		uint64_t v[5] = { r[i].start, r[i].end, r[i].bias,
+				  (uint64_t)r[i].t.row_first << 32 |
+					  r[i].t.row_count,
+				  (uint64_t)r[i].t.idx_pc0 << 32 |
+					  r[i].t.idx_count << 8 |
+					  r[i].t.idx_shift };
+		size_t k;
+
+		for (k = 0; k < 5; k++) {
+			/* splitmix64's finaliser over the running hash */
+			uint64_t z = h ^ v[k];
+
+			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+			z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+			h = z ^ (z >> 31);
+		}
+	}
+	return h;
+}
+
+static void unw_fill(struct mt_unw_proc *p, const struct ebpf_range *r,
+		     size_t a, size_t b)
+{
+	size_t i;
+
+	for (i = a; i < b && p->n < MT_UNW_MAPS; i++) {
+		struct mt_unw_map *m = &p->m[p->n++];
+
+		m->start = r[i].start;
+		m->end = r[i].end;
+		m->bias = r[i].bias;
+		m->t = r[i].t;
+	}
+}
+
+/* The first range at or above address lo, from range from on. */
+static size_t unw_first_at(const struct ebpf_seen *seen, size_t from,
+			   uint64_t lo)
+{
+	while (from < seen->n && seen->range[from].start < lo) {
+		from++;
+	}
+	return from;
+}
+
 /*
- * The process's mappings to BPF: the lowest MT_UNW_MAPS in its unw_procs
- * entry, the rest in new chunks (a chunk is never changed: a forked child
- * may name it), then the chunks it named before dropped. seen->range is
+ * Where the process's mappings are cut into parts: the entry's (below
+ * lo[0]) and one per chunk. The cuts of the last push are kept, so that
+ * a new mapping changes only the part it falls in: an empty part loses
+ * its cut, a part over MT_UNW_MAPS is cut in two halves. When that would
+ * take more than MT_UNW_CHUNKS chunks the mappings are cut anew, packed
+ * (MT_UNW_MAPS each). first[i]: the first range of part i (part 0 the
+ * entry's), first[n + 1] == seen->n. Returns the number of chunks.
+ */
+static uint32_t unw_cut(const struct ebpf_seen *seen, uint64_t *lo,
+			size_t *first)
+{
+	uint32_t n = 0, i;
+	size_t at;
+
+	/* the old cuts, without those whose part is empty now */
+	for (i = 0, at = 0; i < seen->nchunks; i++) {
+		at = unw_first_at(seen, at, seen->chunk_lo[i]);
+		if (at < seen->n &&
+		    (i + 1 == seen->nchunks ||
+		     seen->range[at].start < seen->chunk_lo[i + 1])) {
+			/* at its first mapping: the same cut unless that
+			 * one went away, and then no mapping spans the cut
+			 * (BPF looks a pc up in the part its cut says) */
+			lo[n++] = seen->range[at].start;
+		}
+	}
+	for (;;) {
+		size_t worst = 0, wi = 0, a, b;
+
+		first[0] = 0;
+		for (i = 0; i < n; i++) {
+			first[i + 1] = unw_first_at(seen, first[i], lo[i]);
+		}
+		first[n + 1] = seen->n;
+		for (i = 0; i <= n; i++) {
+			if (first[i + 1] - first[i] > worst) {
+				worst = first[i + 1] - first[i];
+				wi = i;
+			}
+		}
+		if (worst <= MT_UNW_MAPS) {
+			return n;
+		}
+		if (n == MT_UNW_CHUNKS) {
+			break;
+		}
+		/* cut the fullest part in two */
+		a = first[wi];
+		b = first[wi + 1];
+		memmove(lo + wi + 1, lo + wi, (n - wi) * sizeof(*lo));
+		lo[wi] = seen->range[a + (b - a) / 2].start;
+		n++;
+	}
+	/* packed: the entry's MT_UNW_MAPS, then full chunks */
+	n = 0;
+	first[0] = 0;
+	for (at = MT_UNW_MAPS; at < seen->n && n < MT_UNW_CHUNKS;
+	     at += MT_UNW_MAPS) {
+		lo[n] = seen->range[at].start;
+		first[++n] = at;
+	}
+	first[n + 1] = seen->n;
+	return n;
+}
+
+/*
+ * The process's mappings to BPF: its unw_procs entry (its own part and
+ * the directory) and the chunks of the parts that changed since the last
+ * push (a chunk is never changed: a forked child may name it); then the
+ * chunks it named before and no longer does are dropped. seen->range is
  * sorted by start.
  */
 int ebpf_unw_push(struct ebpf_state *st, struct ebpf_seen *seen)
 {
 	int cfd = bpf_map__fd(st->skel->maps.unw_chunks);
-	uint32_t pid = (uint32_t)seen->pid, old[MT_UNW_CHUNKS], nold;
+	uint32_t pid = (uint32_t)seen->pid, old[MT_UNW_CHUNKS], nold, n, i, j;
+	uint64_t old_lo[MT_UNW_CHUNKS], old_sum[MT_UNW_CHUNKS];
+	uint64_t lo[MT_UNW_CHUNKS];
+	size_t first[MT_UNW_CHUNKS + 2];
 	struct mt_unw_proc *p, *c;
-	size_t i, at;
-	int err = 0;
+	int err = 0, full = 0;
 
 	if (!st->unw_rows) {
 		return 0;
@@ -848,56 +970,65 @@ int ebpf_unw_push(struct ebpf_state *st, struct ebpf_seen *seen)
 		return -ENOMEM;
 	}
 	c = p + 1;
-	for (i = 0; i < seen->n && p->n < MT_UNW_MAPS; i++) {
-		struct mt_unw_map *m = &p->m[p->n++];
-
-		m->start = seen->range[i].start;
-		m->end = seen->range[i].end;
-		m->bias = seen->range[i].bias;
-		m->t = seen->range[i].t;
-	}
+	st->unw_pushes++;
+	n = unw_cut(seen, lo, first);
+	unw_fill(p, seen->range, first[0], first[1]);
 	nold = seen->nchunks;
 	memcpy(old, seen->chunk, sizeof(old));
+	memcpy(old_lo, seen->chunk_lo, sizeof(old_lo));
+	memcpy(old_sum, seen->chunk_sum, sizeof(old_sum));
 	seen->nchunks = 0;
-	for (at = i; at < seen->n && p->nchunks < MT_UNW_CHUNKS;) {
-		uint32_t id;
+	for (i = 0; i < n && !full; i++) {
+		size_t a = first[i + 1], b = first[i + 2];
+		uint64_t sum = unw_digest(seen->range, a, b);
+		uint32_t id = 0;
 
-		memset(c, 0, sizeof(*c));
-		for (; at < seen->n && c->n < MT_UNW_MAPS; at++) {
-			struct mt_unw_map *m = &c->m[c->n++];
-
-			m->start = seen->range[at].start;
-			m->end = seen->range[at].end;
-			m->bias = seen->range[at].bias;
-			m->t = seen->range[at].t;
+		for (j = 0; j < nold; j++) {
+			if (old[j] && old_lo[j] == lo[i] && old_sum[j] == sum) {
+				id = old[j]; /* the same: named again */
+				old[j] = 0;
+				break;
+			}
 		}
-		id = ++st->unw_next_chunk;
 		if (!id) {
-			id = ++st->unw_next_chunk; /* 0 is no chunk */
+			memset(c, 0, sizeof(*c));
+			unw_fill(c, seen->range, a, b);
+			id = ++st->unw_next_chunk;
+			if (!id) {
+				id = ++st->unw_next_chunk; /* 0 is no chunk */
+			}
+			if (bpf_map_update_elem(cfd, &id, c, BPF_ANY)) {
+				/* the map is full: the rest by frame
+				 * pointers */
+				full = 1;
+				break;
+			}
+			chunk_ref(st, id, 1);
+			st->unw_chunk_writes++;
 		}
-		if (bpf_map_update_elem(cfd, &id, c, BPF_ANY)) {
-			/* the map is full: the rest by frame pointers */
-			at = seen->n + 1;
-			break;
-		}
-		chunk_ref(st, id, 1);
-		seen->chunk[seen->nchunks++] = id;
+		seen->chunk[seen->nchunks] = id;
+		seen->chunk_lo[seen->nchunks] = lo[i];
+		seen->chunk_sum[seen->nchunks++] = sum;
 		p->chunk_id[p->nchunks] = id;
-		p->chunk_lo[p->nchunks++] = c->m[0].start;
+		p->chunk_lo[p->nchunks++] = lo[i];
 	}
-	if (at < seen->n && !st->unw_maps_warned) {
+	if ((full || first[n + 1] - first[n] > MT_UNW_MAPS ||
+	     first[1] > MT_UNW_MAPS) && !st->unw_maps_warned) {
 		ebpf_log(st, MT_LOG_WARN,
-			 "pid %d has %zu executable mappings: past %u, its stacks use frame pointers",
-			 (int)pid, seen->n, (unsigned)(p->n + p->nchunks * MT_UNW_MAPS));
+			 "pid %d has %zu executable mappings: past what BPF holds, its stacks use frame pointers",
+			 (int)pid, seen->n);
 		st->unw_maps_warned = 1;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.unw_procs), &pid,
 				p, BPF_ANY)) {
 		err = -errno;
 	}
-	/* the chunks named before, now that BPF names the new ones */
+	/* the chunks named before and not now, now that BPF names the new
+	 * ones */
 	while (nold) {
-		chunk_ref(st, old[--nold], -1);
+		if (old[--nold]) {
+			chunk_ref(st, old[nold], -1);
+		}
 	}
 	free(p);
 	return err;
