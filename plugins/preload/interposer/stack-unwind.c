@@ -33,6 +33,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <libunwind.h>
+#include <link.h>
 #include <signal.h>
 #include <sched.h>
 #include <string.h>
@@ -54,15 +55,27 @@ static int (*p_set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
 static unw_addr_space_t *p_local_as;
 
 /* The three entry points we use, by their real (macro-expanded) names. */
+/* Is an object of file name soname loaded? (Not dlopen(RTLD_NOLOAD):
+ * that maps /etc/ld.so.cache again, a pair of events in the program's
+ * recording.) */
+static int loaded_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *name = info->dlpi_name, *slash;
+
+	(void)size;
+	if (!name) {
+		return 0;
+	}
+	slash = strrchr(name, '/');
+	return !strcmp(slash ? slash + 1 : name, (const char *)data);
+}
+
 static int open_libunwind(void)
 {
 	/* the program's own libunwind, if it has one, is left as it is */
-	void *had = dlopen(MTPL_UNWIND_SONAME, RTLD_NOW | RTLD_NOLOAD);
+	int had = dl_iterate_phdr(loaded_cb, (void *)MTPL_UNWIND_SONAME);
 	void *h = dlopen(MTPL_UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
 
-	if (had) {
-		dlclose(had);
-	}
 	if (!h) {
 		return -ENOENT;
 	}
