@@ -12,6 +12,14 @@
 
 #define THREADS 4
 
+/* Every thread, the main one too, meets here before any leaves: some of
+ * them always wait (futex), whatever the timing. Without it the program's
+ * system calls depended on it: under strace a pthread_join could find
+ * its thread gone and make no futex call, and the seccomp scenario's
+ * allow-list (the calls strace saw) then killed a faster run's join
+ * (tests/scenarios.c, record_calls). */
+static pthread_barrier_t met;
+
 static void *thread_main(void *arg)
 {
 	size_t size = 40000 + (size_t)(uintptr_t)arg;
@@ -20,6 +28,7 @@ static void *thread_main(void *arg)
 	report("Malloc", p, size, NULL);
 	free(p);
 	report("Free", p, 0, NULL);
+	pthread_barrier_wait(&met);
 	return NULL;
 }
 
@@ -36,10 +45,12 @@ static int level(const char *self, int depth, int max)
 	free(p);
 	report("Free", p, 0, NULL);
 	if (depth == max) {
+		pthread_barrier_init(&met, NULL, THREADS + 1);
 		for (i = 0; i < THREADS; i++) {
 			pthread_create(&th[i], NULL, thread_main,
 				       (void *)(uintptr_t)i);
 		}
+		pthread_barrier_wait(&met);
 		for (i = 0; i < THREADS; i++) {
 			pthread_join(th[i], NULL);
 		}
