@@ -271,6 +271,20 @@ static int tail_sane(const struct link_map *l)
 	return 1;
 }
 
+/* What dl_iterate_phdr() would say of l, its counters those it said of
+ * the first object (no TLS fields). */
+static void lm_info(const struct link_map *l,
+		    const struct dl_phdr_info *first, struct dl_phdr_info *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->dlpi_addr = l->l_addr;
+	in->dlpi_name = l->l_name;
+	in->dlpi_phdr = lm_phdr(l);
+	in->dlpi_phnum = lm_phnum(l);
+	in->dlpi_adds = first->dlpi_adds;
+	in->dlpi_subs = first->dlpi_subs;
+}
+
 static int walk_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct walk *w = data;
@@ -304,13 +318,7 @@ static int walk_cb(struct dl_phdr_info *info, size_t size, void *data)
 	for (l = from, i = w->skip - 1; l; l = l->l_next, i++) {
 		struct dl_phdr_info in;
 
-		memset(&in, 0, sizeof(in));
-		in.dlpi_addr = l->l_addr;
-		in.dlpi_name = l->l_name;
-		in.dlpi_phdr = lm_phdr(l);
-		in.dlpi_phnum = lm_phnum(l);
-		in.dlpi_adds = info->dlpi_adds;
-		in.dlpi_subs = info->dlpi_subs;
+		lm_info(l, info, &in);
 		*w->idx = i;
 		last = l;
 		last_i = i;
@@ -372,13 +380,7 @@ static int guess_cb(struct dl_phdr_info *info, size_t size, void *data)
 			int r;
 
 			if (obj_sane(l)) {
-				memset(&in, 0, sizeof(in));
-				in.dlpi_addr = l->l_addr;
-				in.dlpi_name = l->l_name;
-				in.dlpi_phdr = lm_phdr(l);
-				in.dlpi_phnum = lm_phnum(l);
-				in.dlpi_adds = info->dlpi_adds;
-				in.dlpi_subs = info->dlpi_subs;
+				lm_info(l, info, &in);
 				g->tried = in.dlpi_phdr;
 				r = g->cb(&in, sizeof(in), g->data);
 				if (r) {
