@@ -1319,6 +1319,29 @@ static __always_inline int mmap_gated_by_fd(u64 id, u64 addr, u64 len, s64 fd)
 }
 
 /*
+ * Without stacks, the same collision: whether the file of the descriptor
+ * just mapped is attached already (by the gate, before the call ran; its
+ * key is what fstat() of the descriptor said, the key read here). A key
+ * not found (on overlayfs the stop path keys the layer's file) stops as
+ * before. Only a descriptor closed and reused for another attached file
+ * by another thread between the mapping and this exit could pass an
+ * unknown file; the stacks path above takes the same chance.
+ */
+static __always_inline int mmap_known_by_fd(s64 fd)
+{
+	struct mt_vma_file f = {};
+	struct mt_file_key key;
+
+	mt_fd_file(fd, &f);
+	if (!f.found) {
+		return 0;
+	}
+	key.dev = f.dev;
+	key.ino = f.ino;
+	return bpf_map_lookup_elem(&known, &key) != NULL;
+}
+
+/*
  * An executable file mapped: its uprobes are attached before it runs.
  *
  * bpf_find_vma() only try-locks the mmap lock (kernel/bpf/task_iter.c:
@@ -1346,8 +1369,9 @@ static __always_inline void sys_mmap_done(u64 id, u64 addr, u64 len,
 		mt_vma_file_at(addr, &f);
 	}
 	if (!f.found) {
-		if (stack_depth && mmap_gated_by_fd(id, addr, len, fd)) {
-			return; /* recorded by the gate before the call ran */
+		if (stack_depth ? mmap_gated_by_fd(id, addr, len, fd) :
+				  mmap_known_by_fd(fd)) {
+			return; /* recorded or attached by the gate */
 		}
 		stop_current(MT_CTL_ATTACH, id, 0, 0);
 		return;
