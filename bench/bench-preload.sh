@@ -114,6 +114,14 @@ while [ "$r" -lt "$rounds" ]; do
 			--source preload:syscalls=libc \
 			--sink file:"$tmp/out-libc.mt" -- "$work" "$pairs" "$t"
 	done
+	# the fixed costs inside those figures: each tracer around a
+	# program that allocates nearly nothing
+	timed true_alone /bin/true
+	timed true_preload mt -- /bin/true
+	timed true_preload_libc "$memtrack" -q --source preload:syscalls=libc \
+		--sink file:"$tmp/out-libc.mt" -- /bin/true
+	timed true_heaptrack heaptrack -o "$tmp/ht" /bin/true
+	rm -f "$tmp"/ht*
 	if [ "$have_jq" = 1 ]; then
 		timed jq_alone jq -n "$jqprog"
 		timed jq_heaptrack heaptrack -o "$tmp/ht" jq -n "$jqprog"
@@ -141,6 +149,17 @@ awk -v a="$alone" -v h="$ht" -v p="$pl" -v q="$plc" -v e="$ev" 'BEGIN {
 	printf "   per event with syscalls=libc (no root): %.0f ns, ratio %.2f\n", qc, qc / hc
 	exit !(pc <= hc / 4)
 }' || status=1
+
+# Start-up and finishing, which the figures above spread over the events:
+# the tracer around /bin/true. Heaptrack's is a shell script and a second
+# process; memtrack's as root is mostly loading the BPF tracepoints of the
+# preload source (libbpf parsing the kernel's BTF for CO-RE).
+awk -v a="$(median "$tmp/true_alone.ns")" -v p="$(median "$tmp/true_preload.ns")" \
+	-v q="$(median "$tmp/true_preload_libc.ns")" \
+	-v h="$(median "$tmp/true_heaptrack.ns")" -v e="$ev" 'BEGIN {
+	printf "   fixed cost (around /bin/true): heaptrack %.0f ms, memtrack preload %.0f ms (syscalls=libc %.0f ms);\n", (h - a) / 1e6, (p - a) / 1e6, (q - a) / 1e6
+	printf "     spread over %d events: %.0f, %.0f (%.0f) ns each of the figures above\n", e, (h - a) / e, (p - a) / e, (q - a) / e
+}'
 
 # every thread count: wall s (medians) and the cost per event above the
 # program alone, as root and without (syscalls=libc)
