@@ -123,6 +123,11 @@ dist_noinst_SCRIPTS += tests/test-preload-stop.sh
 TESTS += tests/test-preload-path.sh
 dist_noinst_SCRIPTS += tests/test-preload-path.sh
 
+# tests/test-preload-skel.sh: root mode's program, from the light skeleton
+# and from libbpf's, records the same (needs root and BPF)
+TESTS += tests/test-preload-skel.sh
+dist_noinst_SCRIPTS += tests/test-preload-skel.sh
+
 # ABI 1.1 (command_env): a source built for 1.0 still loads
 check_LTLIBRARIES += tests/fixtures/source-abi10.la
 tests_fixtures_source_abi10_la_SOURCES = tests/fixtures/source-abi10.c

@@ -90,16 +90,27 @@
 
 #ifdef MT_PRELOAD_BPF
 
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <bpf/skel_internal.h>
 
 #include "bpf-check.h"
 #include "bpf-test-knobs.h"
 #include "detacher.h"
 #include "kernel-dev.h"
 #include "syscalls.skel.h"
+/* bpftool's generated code subtracts void pointers */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpointer-arith"
+#include "syscalls.lskel.h"
+#pragma GCC diagnostic pop
 
 #define NAME "preload"
+/* the program's syscall tracepoints (common/bpf/syscall-events.bpf.h) */
+#define PL_TP_MAX 8
 #define MIN_BPF_RING (16u << 20)
 /* first size of a staging array, and what its limit adds to the ring's */
 #define STAGE_CAP 16384u
@@ -180,7 +191,14 @@ struct stage {
 struct pl_syscalls {
 	const struct mt_host *host;
 	struct pl_shm *shm;
+	/* the program, loaded from the light skeleton (lskel) or, where
+	 * that failed, from libbpf's: see load() */
+	struct syscalls *lskel;
 	struct syscalls_bpf *skel;
+	struct syscalls_bpf__bss *bss; /* either's .bss (the same layout) */
+	int fd_events, fd_tracked, fd_self_files, fd_nsids;
+	int tp_links[PL_TP_MAX]; /* the lskel's tracepoint links */
+	int ntp;
 	size_t ring_size;
 	uint64_t b_peak;  /* most bytes of B seen unread at a pull */
 	size_t page;
@@ -816,7 +834,7 @@ static int add_self_file(struct pl_syscalls *sc, const struct stat *sb,
 		.dev = mt_kernel_dev(major(sb->st_dev), minor(sb->st_dev)),
 		.ino = sb->st_ino,
 	};
-	if (bpf_map_update_elem(bpf_map__fd(sc->skel->maps.self_files), &key,
+	if (bpf_map_update_elem(sc->fd_self_files, &key,
 				&what, BPF_ANY)) {
 		return -errno;
 	}
@@ -872,7 +890,7 @@ static int add_interposer_files(struct pl_syscalls *sc, const char *lib)
 
 static int map_ring(struct pl_syscalls *sc)
 {
-	int fd = bpf_map__fd(sc->skel->maps.events);
+	int fd = sc->fd_events;
 	void *p;
 
 	sc->page = (size_t)sysconf(_SC_PAGESIZE);
@@ -890,6 +908,201 @@ static int map_ring(struct pl_syscalls *sc)
 	sc->data = (const uint8_t *)p + sc->page;
 	sc->cons_pos = __atomic_load_n(sc->cons, __ATOMIC_ACQUIRE);
 	return 0;
+}
+
+/*
+ * Loading. libbpf's skeleton does the CO-RE relocations in memtrack: it
+ * parses the kernel's whole BTF (5 MB, 125,000 types here) and looks each
+ * of our types up in it, ~30 ms, most of what a preload run as root costs
+ * more than one without (~40 ms). The light skeleton (bpftool gen
+ * skeleton -L) hands the kernel a loader program that makes the maps and
+ * loads the programs, the relocations done by the kernel against the BTF
+ * it has parsed already: ~13 ms. That needs a kernel that runs
+ * BPF_PROG_TYPE_SYSCALL programs and relocates (5.17 on); where it fails,
+ * libbpf's skeleton loads the same object as before, and says why it
+ * cannot with the verifier's words. What the rest of this file uses of
+ * either is set here: the maps' descriptors and the .bss.
+ */
+_Static_assert(sizeof(struct syscalls__bss) == sizeof(struct syscalls_bpf__bss),
+	       "the two skeletons' .bss differ");
+
+/* $var=N, for the tests (bpf-test-knobs.h): the map holds N */
+static void test_max(const char *var, __u32 *max)
+{
+	const char *v = getenv(var);
+
+	if (v) {
+		*max = (__u32)atoi(v);
+	}
+}
+
+static int load_light(struct pl_syscalls *sc, size_t size)
+{
+	struct syscalls *l = syscalls__open();
+	int err;
+
+	if (!l) {
+		return -ENOMEM;
+	}
+	l->maps.events.max_entries = (__u32)size;
+	l->rodata->wakeup_at = size / 8;
+	/* tests/test-preload-syscalls: the lookup that does not need the
+	 * mmap lock, alone */
+	l->rodata->test_no_find_vma =
+		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
+	test_max("MEMTRACK_TEST_TRACKED_MAX", &l->maps.tracked.max_entries);
+	test_max("MEMTRACK_TEST_THREADS_MAX", &l->maps.calls.max_entries);
+	err = syscalls__load(l);
+	if (err) {
+		syscalls__destroy(l);
+		return err < 0 ? err : -EINVAL;
+	}
+	sc->lskel = l;
+	sc->bss = (struct syscalls_bpf__bss *)l->bss;
+	sc->fd_events = l->maps.events.map_fd;
+	sc->fd_tracked = l->maps.tracked.map_fd;
+	sc->fd_self_files = l->maps.self_files.map_fd;
+	sc->fd_nsids = l->maps.nsids.map_fd;
+	return 0;
+}
+
+static int load_libbpf(struct pl_syscalls *sc, size_t size)
+{
+	int err;
+
+	sc->skel = syscalls_bpf__open();
+	if (!sc->skel) {
+		err = -errno;
+		slog(sc, MT_LOG_ERROR, "cannot open the BPF program: %s",
+		     strerror(-err));
+		return err;
+	}
+	err = bpf_map__set_max_entries(sc->skel->maps.events, (uint32_t)size);
+	if (err) {
+		return err;
+	}
+	sc->skel->rodata->wakeup_at = size / 8;
+	sc->skel->rodata->test_no_find_vma =
+		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
+	err = mt_bpf_test_tracked_max(sc->skel->maps.tracked);
+	if (!err) {
+		err = mt_bpf_test_threads_max(sc->skel->maps.calls);
+	}
+	if (err) {
+		return err;
+	}
+	err = syscalls_bpf__load(sc->skel);
+	if (err) {
+		slog(sc, MT_LOG_ERROR, "cannot load the BPF program: %s",
+		     strerror(-err));
+		return err;
+	}
+	sc->bss = sc->skel->bss;
+	sc->fd_events = bpf_map__fd(sc->skel->maps.events);
+	sc->fd_tracked = bpf_map__fd(sc->skel->maps.tracked);
+	sc->fd_self_files = bpf_map__fd(sc->skel->maps.self_files);
+	sc->fd_nsids = bpf_map__fd(sc->skel->maps.nsids);
+	return 0;
+}
+
+static int load(struct pl_syscalls *sc, size_t size)
+{
+	int err;
+
+	/* MEMTRACK_TEST_LIBBPF_SKEL: the fallback, for the tests */
+	if (!getenv("MEMTRACK_TEST_LIBBPF_SKEL")) {
+		err = load_light(sc, size);
+		if (!err) {
+			slog(sc, MT_LOG_DEBUG,
+			     "BPF program loaded by the kernel (light skeleton)");
+			return 0;
+		}
+		slog(sc, MT_LOG_DEBUG,
+		     "the light skeleton did not load (%s): libbpf loads the program",
+		     strerror(-err));
+	}
+	return load_libbpf(sc, size);
+}
+
+/* The lskel attaches no tracepoint of its own: a perf event of each, on
+ * CPU 0 (a tracepoint's programs run on every CPU), and a BPF link to it,
+ * which holds the event (its close detaches), as libbpf does. */
+static int attach_tp(struct pl_syscalls *sc, const char *name, int prog_fd)
+{
+	struct perf_event_attr attr;
+	char path[128], buf[32];
+	int fd, pfd, link, err;
+	ssize_t n;
+
+	if (sc->ntp >= PL_TP_MAX) {
+		return -E2BIG;
+	}
+	snprintf(path, sizeof(path), MT_TRACEFS "/events/syscalls/%s/id", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* where older systems mount it, as libbpf looks */
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/debug/tracing/events/syscalls/%s/id",
+			 name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		return -errno;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	if (n <= 0) {
+		return err ? err : -EINVAL;
+	}
+	buf[n] = '\0';
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = strtoull(buf, NULL, 10);
+	attr.sample_period = 1;
+	attr.wakeup_events = 1;
+	pfd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1,
+			   PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0) {
+		return -errno;
+	}
+	link = bpf_link_create(prog_fd, pfd, BPF_PERF_EVENT, NULL);
+	err = link < 0 ? -errno : 0;
+	close(pfd); /* the link holds the event */
+	if (err) {
+		return err;
+	}
+	sc->tp_links[sc->ntp++] = link;
+	return 0;
+}
+
+static int attach_light(struct pl_syscalls *sc)
+{
+	struct syscalls *l = sc->lskel;
+	const struct {
+		const char *name;
+		int fd;
+	} tps[PL_TP_MAX] = {
+		{ "sys_enter_mmap", l->progs.on_mmap_enter.prog_fd },
+		{ "sys_exit_mmap", l->progs.on_mmap_exit.prog_fd },
+		{ "sys_enter_munmap", l->progs.on_munmap_enter.prog_fd },
+		{ "sys_exit_munmap", l->progs.on_munmap_exit.prog_fd },
+		{ "sys_enter_mremap", l->progs.on_mremap_enter.prog_fd },
+		{ "sys_exit_mremap", l->progs.on_mremap_exit.prog_fd },
+		{ "sys_enter_brk", l->progs.on_brk_enter.prog_fd },
+		{ "sys_exit_brk", l->progs.on_brk_exit.prog_fd },
+	};
+	int i, err;
+
+	for (i = 0; i < PL_TP_MAX; i++) {
+		err = attach_tp(sc, tps[i].name, tps[i].fd);
+		if (err) {
+			return err;
+		}
+	}
+	/* the raw tracepoints of the process tree: the lskel's own */
+	return syscalls__attach(l);
 }
 
 /* 0: use BPF; 1: libc (auto without it); < 0: bpf mode without it */
@@ -949,33 +1162,9 @@ int pl_syscalls_create(const struct mt_host *host, enum pl_sys_mode mode,
 		err = -ENOMEM;
 		goto error;
 	}
-	sc->skel = syscalls_bpf__open();
-	if (!sc->skel) {
-		err = -errno;
-		slog(sc, MT_LOG_ERROR, "cannot open the BPF program: %s",
-		     strerror(-err));
-		goto error;
-	}
-	err = bpf_map__set_max_entries(sc->skel->maps.events, (uint32_t)size);
+	sc->fd_events = sc->fd_tracked = sc->fd_self_files = sc->fd_nsids = -1;
+	err = load(sc, size);
 	if (err) {
-		goto error;
-	}
-	sc->skel->rodata->wakeup_at = size / 8;
-	/* tests/test-preload-syscalls: the lookup that does not need the
-	 * mmap lock, alone */
-	sc->skel->rodata->test_no_find_vma =
-		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
-	err = mt_bpf_test_tracked_max(sc->skel->maps.tracked);
-	if (!err) {
-		err = mt_bpf_test_threads_max(sc->skel->maps.calls);
-	}
-	if (err) {
-		goto error;
-	}
-	err = syscalls_bpf__load(sc->skel);
-	if (err) {
-		slog(sc, MT_LOG_ERROR, "cannot load the BPF program: %s",
-		     strerror(-err));
 		goto error;
 	}
 	err = add_interposer_files(sc, lib);
@@ -1014,22 +1203,22 @@ int pl_syscalls_start(struct pl_syscalls *sc, int root_pid, int enabled)
 	struct stat ns;
 	int err;
 
-	sc->skel->bss->enabled = !!enabled;
+	sc->bss->enabled = !!enabled;
 	if (stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino != PROC_PID_INIT_INO) {
 		/* memtrack in a container: records carry the pids of its
 		 * namespace, and the held root, known by its pid here, is
 		 * adopted by BPF at its exec (as the eBPF source does) */
-		sc->skel->bss->pidns_dev = ns.st_dev;
-		sc->skel->bss->pidns_ino = ns.st_ino;
-		sc->skel->bss->root_ns_pid = (uint32_t)root_pid;
-	} else if (bpf_map_update_elem(bpf_map__fd(sc->skel->maps.tracked),
+		sc->bss->pidns_dev = ns.st_dev;
+		sc->bss->pidns_ino = ns.st_ino;
+		sc->bss->root_ns_pid = (uint32_t)root_pid;
+	} else if (bpf_map_update_elem(sc->fd_tracked,
 				       &key, &one, BPF_ANY)) {
 		err = -errno;
 		slog(sc, MT_LOG_ERROR, "cannot track process %d: %s", root_pid,
 		     strerror(-err));
 		return err;
 	}
-	err = syscalls_bpf__attach(sc->skel);
+	err = sc->lskel ? attach_light(sc) : syscalls_bpf__attach(sc->skel);
 	if (err) {
 		slog(sc, MT_LOG_ERROR,
 		     "cannot attach the syscall tracepoints: %s (is tracefs at " MT_TRACEFS "?)",
@@ -1054,7 +1243,7 @@ int pl_syscalls_poll_fd(struct pl_syscalls *sc, int efd)
 	if (epoll_ctl(sc->epfd, EPOLL_CTL_ADD, efd, &ev)) {
 		return -errno;
 	}
-	ev.data.fd = bpf_map__fd(sc->skel->maps.events);
+	ev.data.fd = sc->fd_events;
 	if (epoll_ctl(sc->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
 		return -errno;
 	}
@@ -1070,22 +1259,22 @@ void pl_syscalls_set_meta(struct pl_syscalls *sc, pl_ring_meta_fn take,
 
 void pl_syscalls_set_enabled(struct pl_syscalls *sc, int enabled)
 {
-	sc->skel->bss->enabled = !!enabled;
+	sc->bss->enabled = !!enabled;
 }
 
 uint64_t pl_syscalls_dropped(struct pl_syscalls *sc)
 {
-	return __atomic_load_n(&sc->skel->bss->dropped, __ATOMIC_RELAXED);
+	return __atomic_load_n(&sc->bss->dropped, __ATOMIC_RELAXED);
 }
 
 uint64_t pl_syscalls_untracked(struct pl_syscalls *sc)
 {
-	return __atomic_load_n(&sc->skel->bss->untracked, __ATOMIC_RELAXED);
+	return __atomic_load_n(&sc->bss->untracked, __ATOMIC_RELAXED);
 }
 
 uint64_t pl_syscalls_unrecorded(struct pl_syscalls *sc)
 {
-	return __atomic_load_n(&sc->skel->bss->unrecorded, __ATOMIC_RELAXED);
+	return __atomic_load_n(&sc->bss->unrecorded, __ATOMIC_RELAXED);
 }
 
 int32_t pl_syscalls_nsid(void *ctx, uint64_t ns, int32_t id)
@@ -1098,7 +1287,7 @@ int32_t pl_syscalls_nsid(void *ctx, uint64_t ns, int32_t id)
 	} key = { ns, (uint32_t)id, 0 };
 	uint32_t outer = 0;
 
-	if (!sc || bpf_map_lookup_elem(bpf_map__fd(sc->skel->maps.nsids), &key,
+	if (!sc || bpf_map_lookup_elem(sc->fd_nsids, &key,
 				       &outer)) {
 		return 0;
 	}
@@ -1115,13 +1304,30 @@ size_t pl_syscalls_ring_size(struct pl_syscalls *sc)
  * in its own time. Without it they are detached here, slowly. */
 static void hand_links_over(struct pl_syscalls *sc)
 {
-	const struct bpf_object_skeleton *sk = sc->skel->skeleton;
 	int fds[PL_DETACHER_MAX_FDS], i;
 	size_t n = 0;
 
-	for (i = 0; sk && i < sk->prog_cnt && n < PL_DETACHER_MAX_FDS; i++) {
-		if (sk->progs[i].link && *sk->progs[i].link) {
-			fds[n++] = bpf_link__fd(*sk->progs[i].link);
+	if (sc->lskel) {
+		const int raw[] = { sc->lskel->links.on_fork_fd,
+				    sc->lskel->links.on_exit_fd,
+				    sc->lskel->links.on_exec_fd };
+
+		for (i = 0; i < sc->ntp && n < PL_DETACHER_MAX_FDS; i++) {
+			fds[n++] = sc->tp_links[i];
+		}
+		for (i = 0; i < 3 && n < PL_DETACHER_MAX_FDS; i++) {
+			if (raw[i] > 0) {
+				fds[n++] = raw[i];
+			}
+		}
+	} else {
+		const struct bpf_object_skeleton *sk = sc->skel->skeleton;
+
+		for (i = 0; sk && i < sk->prog_cnt &&
+			    n < PL_DETACHER_MAX_FDS; i++) {
+			if (sk->progs[i].link && *sk->progs[i].link) {
+				fds[n++] = bpf_link__fd(*sk->progs[i].link);
+			}
 		}
 	}
 	if (pl_detacher_adopt(sc->detacher, fds, n) < 0) {
@@ -1139,9 +1345,9 @@ void pl_syscalls_destroy(struct pl_syscalls *sc)
 	     "merge: at most %zu interposer and %zu syscall records staged; at most %llu of the BPF ring's %zu bytes unread",
 	     sc->sp.peak, sc->sb.peak, (unsigned long long)sc->b_peak,
 	     sc->ring_size);
-	if (sc->skel) {
+	if (sc->skel || sc->lskel) {
 		uint32_t key, next;
-		int fd = bpf_map__fd(sc->skel->maps.tracked);
+		int fd = sc->fd_tracked;
 
 		/* nothing is stopped here; just stop recording */
 		while (fd >= 0 && !bpf_map_get_next_key(fd, NULL, &next)) {
@@ -1160,9 +1366,13 @@ void pl_syscalls_destroy(struct pl_syscalls *sc)
 	if (sc->epfd >= 0) {
 		close(sc->epfd);
 	}
-	if (sc->skel) {
+	if (sc->skel || sc->lskel) {
 		hand_links_over(sc);
 	}
+	for (int i = 0; i < sc->ntp; i++) {
+		close(sc->tp_links[i]);
+	}
+	syscalls__destroy(sc->lskel);
 	syscalls_bpf__destroy(sc->skel);
 	/* after our references are gone: its close must be the last */
 	pl_detacher_release(sc->detacher);
