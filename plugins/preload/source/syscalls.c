@@ -650,7 +650,7 @@ static int force_out(struct pl_syscalls *sc, const struct pl_reader *rd,
  * staged merge's. Returns how many left, or a negative errno.
  */
 static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
-		  struct mt_emitter *em, size_t max)
+		  struct mt_emitter *em, size_t max, uint64_t end)
 {
 	size_t done = 0;
 
@@ -679,6 +679,12 @@ static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
 		}
 		if (lim > rd->mask) {
 			lim = rd->mask;
+		}
+		if (rd->tail >= end) {
+			break; /* pl_ring_read_end() */
+		}
+		if (lim > end - rd->tail) {
+			lim = end - rd->tail;
 		}
 		while (k < lim && (e = pl_ring_peek_at(rd, k)) &&
 		       e->kind != PL_META_KIND) {
@@ -728,12 +734,14 @@ int pl_syscalls_read(struct pl_syscalls *sc, struct pl_reader *rd,
 		     struct mt_emitter *em, size_t max)
 {
 	size_t done = 0, pulled;
+	/* P no further than this: behind fast producers (ring-read.c) */
+	uint64_t end = pl_ring_read_end(rd);
 	int n;
 
 	while (done < max) {
 		ssize_t np;
 
-		n = pass_p(sc, rd, em, max - done);
+		n = pass_p(sc, rd, em, max - done, end);
 		if (n < 0) {
 			return n;
 		}
@@ -757,7 +765,7 @@ int pl_syscalls_read(struct pl_syscalls *sc, struct pl_reader *rd,
 		 * that what the staged records need of the other ring is read
 		 * soon after them. */
 		note_now(sc, rd);
-		np = pull_p(sc, rd, em, 0, PULL_RUN);
+		np = rd->tail < end ? pull_p(sc, rd, em, end, PULL_RUN) : 0;
 		if (np < 0) {
 			return (int)np;
 		}
