@@ -655,7 +655,7 @@ static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
 	size_t done = 0;
 
 	while (done < max && !sc->sb.n) {
-		size_t lim = max - done, k = 0, i;
+		size_t lim = max - done, k;
 		const struct mt_event *e;
 		struct mt_event *out;
 
@@ -686,33 +686,16 @@ static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
 		if (lim > end - rd->tail) {
 			lim = end - rd->tail;
 		}
-		while (k < lim && (e = pl_ring_peek_at(rd, k)) &&
-		       e->kind != PL_META_KIND) {
-			k++;
-		}
-		if (!k) {
-			e = pl_ring_peek(rd);
-			if (e && e->kind == PL_META_KIND) {
-				int err = pl_ring_take_meta(rd, e, sc->take_meta,
-							    sc->meta_ctx, em);
-
-				if (err) {
-					return err;
-				}
-				continue;
-			}
-			break; /* empty, or being written */
-		}
-		/* after the run was seen committed (acquire loads) */
-		if (b_prod(sc) != sc->cons_pos) {
-			break;
-		}
-		for (i = 0; i < k; i++) {
+		/* one look at each slot: B's position is loaded after the
+		 * record was seen committed (an acquire load). Scanning a
+		 * run first, then taking it, read each slot twice. */
+		for (k = 0; k < lim; k++) {
 			const struct mt_event *t = pl_ring_peek(rd);
 			struct mt_event ev;
 
-			if (!t) {
-				break; /* written over since (ring-read.c, T2) */
+			if (!t || t->kind == PL_META_KIND ||
+			    b_prod(sc) != sc->cons_pos) {
+				break;
 			}
 			if (pl_ring_take(rd, t, &ev)) {
 				continue; /* counted: no event */
@@ -725,6 +708,20 @@ static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
 			*out = ev;
 			done++;
 		}
+		if (k == lim) {
+			continue;
+		}
+		e = pl_ring_peek(rd);
+		if (e && e->kind == PL_META_KIND) {
+			int err = pl_ring_take_meta(rd, e, sc->take_meta,
+						    sc->meta_ctx, em);
+
+			if (err) {
+				return err;
+			}
+			continue;
+		}
+		break; /* empty, being written, or B has records: the merge */
 	}
 	pl_ring_publish(rd);
 	return (int)done;
