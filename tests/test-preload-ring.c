@@ -690,44 +690,6 @@ START_TEST(test_first_fill_wakes)
 }
 END_TEST
 
-/* The reader stays PL_READ_GAP behind fast producers, and reads up to
- * head when they slow down or one of them waits for it. */
-START_TEST(test_read_gap)
-{
-	struct pl_shm *shm = ring_new(4096);
-	struct pl_reader rd;
-	uint64_t i;
-
-	pl_reader_init(&rd, shm, NULL);
-	for (i = 0; i < 100; i++) {
-		put_one(shm, i);
-	}
-	/* a few since the last look: all of them */
-	ck_assert_uint_eq(pl_ring_read_end(&rd), 100);
-	for (i = 0; i < 2 * PL_READ_GAP; i++) {
-		put_one(shm, i);
-	}
-	/* fast: the gap */
-	ck_assert_uint_eq(pl_ring_read_end(&rd), 100 + PL_READ_GAP);
-	/* no more since: all of them */
-	ck_assert_uint_eq(pl_ring_read_end(&rd), 100 + 2 * PL_READ_GAP);
-	for (i = 0; i < PL_READ_GAP; i++) {
-		put_one(shm, i);
-	}
-	/* fast, but someone waits for the reader */
-	shm->waiters = 1;
-	ck_assert_uint_eq(pl_ring_read_end(&rd), 100 + 3 * PL_READ_GAP);
-	shm->waiters = 0;
-	for (i = 0; i < PL_READ_GAP; i++) {
-		put_one(shm, i);
-	}
-	/* fast, fewer than the gap unread: nothing yet */
-	rd.tail = 100 + 3 * PL_READ_GAP + PL_READ_GAP / 2;
-	ck_assert_uint_eq(pl_ring_read_end(&rd), rd.tail);
-	ring_free(shm);
-}
-END_TEST
-
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("preload-ring");
@@ -748,7 +710,6 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_tsc_matches_clock);
 	tcase_add_test(tc, test_tsc_in_ring);
 	tcase_add_test(tc, test_first_fill_wakes);
-	tcase_add_test(tc, test_read_gap);
 	suite_add_tcase(s, tc);
 	return s;
 }

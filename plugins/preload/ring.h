@@ -75,11 +75,6 @@
  * the consumer for no producer, and no producer waits while it holds a
  * claim (the wait is before the claim).
  *
- * Distance: while the producers write fast, the consumer reads no closer
- * than PL_READ_GAP positions to head (source/ring-read.c says why); it
- * reads up to head when they slow down or stop, or when one of them
- * waits for it (shm->waiters: for room, or for a hello's answer).
- *
  * Wake-ups: the consumer reads on its poll tick; it is woken earlier when
  * it said it sleeps (shm->sleeping) and the ring holds wakeup_at unread
  * positions, or when a producer starts waiting for room: the producer

@@ -182,7 +182,7 @@ struct pl_shm {
 	uint32_t gave_up;  /* processes that stopped recording because
 			    * memtrack's heartbeat stopped */
 	uint32_t hello_seq; /* hellos numbered so far */
-	_Alignas(PL_CACHELINE) uint32_t waiters; /* waiting for room or a hello's answer now */
+	_Alignas(PL_CACHELINE) uint32_t waiters; /* waiting for room now */
 	uint32_t attached;   /* processes that attached */
 	uint64_t waits;      /* waits for room so far */
 	uint64_t wait_ns;    /* time spent in them */

@@ -109,14 +109,9 @@ int pl_ring_hello_wait(const struct pl_ring *r, uint32_t seq)
 	uint32_t *ack = &shm->hello_ack[seq % PL_HELLO_ACKS];
 	uint64_t end = pl_now_ns() + PL_HELLO_WAIT_MS * 1000000ull;
 
-	int ret;
-
 	if (r->quiet) {
 		return -1;
 	}
-	/* counted as a waiter: the consumer then reads up to head, not
-	 * PL_READ_GAP short of it (source/ring-read.c) */
-	__atomic_fetch_add(&shm->waiters, 1, __ATOMIC_SEQ_CST);
 	/* the consumer reads it now, not at its next tick */
 	if (__atomic_exchange_n(&shm->sleeping, 0, __ATOMIC_ACQ_REL)) {
 		__atomic_fetch_add(&shm->doorbell, 1, __ATOMIC_SEQ_CST);
@@ -126,18 +121,14 @@ int pl_ring_hello_wait(const struct pl_ring *r, uint32_t seq)
 		uint32_t v = __atomic_load_n(ack, __ATOMIC_ACQUIRE);
 
 		if (v == seq) {
-			ret = 0;
-			break;
+			return 0;
 		}
 		if (pl_now_ns() >= end ||
 		    __atomic_load_n(&shm->dead, __ATOMIC_RELAXED) == PL_DEAD) {
-			ret = -1;
-			break;
+			return -1;
 		}
 		futex_wait(ack, v, 5);
 	}
-	__atomic_fetch_sub(&shm->waiters, 1, __ATOMIC_SEQ_CST);
-	return ret;
 }
 
 /* Has memtrack gone? Its heartbeat, not its pid: a pid means nothing in

@@ -305,28 +305,3 @@ uint64_t pl_ring_unread(const struct pl_reader *rd)
 	/* head is the producers' word: never more than a ring of it */
 	return n > rd->nslots ? rd->nslots : n;
 }
-
-/*
- * A reader that keeps up reads each slot as soon as it is committed, a
- * line its writer has just written on another core, and looks at the
- * next ones while they are being written, so that lines go back and
- * forth between the two caches. So while the producers write fast (head
- * moved by PL_READ_GAP or more since the last look) the reader stays that
- * far behind head; when they write slowly or not at all, or one of them
- * waits for the reader (for room, or for the answer to its hello: they
- * count themselves in shm->waiters), it reads up to head. An event waits
- * at most until the producers pause for one tick. 1M malloc/free pairs
- * on one thread, without root: 128 ms against 139 (medians of 10).
- */
-uint64_t pl_ring_read_end(struct pl_reader *rd)
-{
-	uint64_t head = rd->tail + pl_ring_unread(rd);
-	uint64_t moved = head - rd->last_head;
-
-	rd->last_head = head;
-	if (moved < PL_READ_GAP ||
-	    __atomic_load_n(&rd->shm->waiters, __ATOMIC_ACQUIRE)) {
-		return head;
-	}
-	return head - rd->tail > PL_READ_GAP ? head - PL_READ_GAP : rd->tail;
-}

@@ -33,7 +33,6 @@ struct pl_reader {
 	uint64_t abandoned;   /* slots skipped: their writer died */
 	uint64_t corrupt;     /* slots skipped: their state word could not
 			       * be one the protocol writes (a stray write) */
-	uint64_t last_head;   /* head at the last pl_ring_read_end() */
 	uint64_t published;   /* the tail as last published (the watcher
 			       * puts it back if a process overwrote it) */
 	/* an event tagged with another pid namespace (reserved[1]):
@@ -96,10 +95,5 @@ int pl_ring_unstall(struct pl_reader *rd, uint64_t now, uint64_t stall_ns);
 /* Positions written (claimed) and not read yet: at most nslots, whatever
  * a process wrote over head. */
 uint64_t pl_ring_unread(const struct pl_reader *rd);
-
-/* The position a read (not a drain) stops before: PL_READ_GAP short of
- * head while the producers write fast, head otherwise (ring-read.c). */
-#define PL_READ_GAP 512u
-uint64_t pl_ring_read_end(struct pl_reader *rd);
 
 #endif /* MT_PRELOAD_RING_READ_H */

@@ -897,14 +897,8 @@ static int preload_read(void *state, struct mt_emitter *em, size_t max,
 	if (read(st->efd, &count, sizeof(count)) < 0) {
 		/* EAGAIN: not woken, the tick */
 	}
-	if (st->sys) {
-		n = pl_syscalls_read(st->sys, &st->rd, em, max);
-	} else {
-		uint64_t end = pl_ring_read_end(&st->rd);
-
-		/* end 0 would be no end: at the very start, nothing yet */
-		n = end > st->rd.tail ? read_events(st, em, max, end) : 0;
-	}
+	n = st->sys ? pl_syscalls_read(st->sys, &st->rd, em, max) :
+		      read_events(st, em, max, 0);
 	if (n >= 0 && (size_t)n < max) {
 		/* empty: wake us when it fills or somebody waits */
 		__atomic_store_n(&st->shm->sleeping, 1, __ATOMIC_SEQ_CST);

@@ -650,7 +650,7 @@ static int force_out(struct pl_syscalls *sc, const struct pl_reader *rd,
  * staged merge's. Returns how many left, or a negative errno.
  */
 static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
-		  struct mt_emitter *em, size_t max, uint64_t end)
+		  struct mt_emitter *em, size_t max)
 {
 	size_t done = 0;
 
@@ -679,12 +679,6 @@ static int pass_p(struct pl_syscalls *sc, struct pl_reader *rd,
 		}
 		if (lim > rd->mask) {
 			lim = rd->mask;
-		}
-		if (rd->tail >= end) {
-			break; /* pl_ring_read_end() */
-		}
-		if (lim > end - rd->tail) {
-			lim = end - rd->tail;
 		}
 		/* one look at each slot: B's position is loaded after the
 		 * record was seen committed (an acquire load). Scanning a
@@ -731,14 +725,12 @@ int pl_syscalls_read(struct pl_syscalls *sc, struct pl_reader *rd,
 		     struct mt_emitter *em, size_t max)
 {
 	size_t done = 0, pulled;
-	/* P no further than this: behind fast producers (ring-read.c) */
-	uint64_t end = pl_ring_read_end(rd);
 	int n;
 
 	while (done < max) {
 		ssize_t np;
 
-		n = pass_p(sc, rd, em, max - done, end);
+		n = pass_p(sc, rd, em, max - done);
 		if (n < 0) {
 			return n;
 		}
@@ -762,7 +754,7 @@ int pl_syscalls_read(struct pl_syscalls *sc, struct pl_reader *rd,
 		 * that what the staged records need of the other ring is read
 		 * soon after them. */
 		note_now(sc, rd);
-		np = rd->tail < end ? pull_p(sc, rd, em, end, PULL_RUN) : 0;
+		np = pull_p(sc, rd, em, 0, PULL_RUN);
 		if (np < 0) {
 			return (int)np;
 		}
