@@ -923,14 +923,17 @@ static int map_ring(struct pl_syscalls *sc)
 _Static_assert(sizeof(struct syscalls__bss) == sizeof(struct syscalls_bpf__bss),
 	       "the two skeletons' .bss differ");
 
-/* $var=N, for the tests (bpf-test-knobs.h): the map holds N */
-static void test_max(const char *var, __u32 *max)
-{
-	const char *v = getenv(var);
+_Static_assert(sizeof(struct syscalls__rodata) ==
+		       sizeof(struct syscalls_bpf__rodata),
+	       "the two skeletons' .rodata differ");
 
-	if (v) {
-		*max = (__u32)atoi(v);
-	}
+/* Either skeleton's .rodata, before the program loads. */
+static void set_rodata(struct syscalls_bpf__rodata *ro, size_t size)
+{
+	ro->wakeup_at = size / 8;
+	/* tests/test-preload-syscalls: the lookup that does not need the
+	 * mmap lock, alone */
+	ro->test_no_find_vma = getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
 }
 
 static int load_light(struct pl_syscalls *sc, size_t size)
@@ -942,13 +945,11 @@ static int load_light(struct pl_syscalls *sc, size_t size)
 		return -ENOMEM;
 	}
 	l->maps.events.max_entries = (__u32)size;
-	l->rodata->wakeup_at = size / 8;
-	/* tests/test-preload-syscalls: the lookup that does not need the
-	 * mmap lock, alone */
-	l->rodata->test_no_find_vma =
-		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
-	test_max("MEMTRACK_TEST_TRACKED_MAX", &l->maps.tracked.max_entries);
-	test_max("MEMTRACK_TEST_THREADS_MAX", &l->maps.calls.max_entries);
+	set_rodata((struct syscalls_bpf__rodata *)l->rodata, size);
+	mt_bpf_test_max_entries(MT_TEST_TRACKED_MAX,
+				&l->maps.tracked.max_entries);
+	mt_bpf_test_max_entries(MT_TEST_THREADS_MAX,
+				&l->maps.calls.max_entries);
 	err = syscalls__load(l);
 	if (err) {
 		syscalls__destroy(l);
@@ -978,9 +979,7 @@ static int load_libbpf(struct pl_syscalls *sc, size_t size)
 	if (err) {
 		return err;
 	}
-	sc->skel->rodata->wakeup_at = size / 8;
-	sc->skel->rodata->test_no_find_vma =
-		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
+	set_rodata(sc->skel->rodata, size);
 	err = mt_bpf_test_tracked_max(sc->skel->maps.tracked);
 	if (!err) {
 		err = mt_bpf_test_threads_max(sc->skel->maps.calls);
@@ -1312,7 +1311,8 @@ static void hand_links_over(struct pl_syscalls *sc)
 		for (i = 0; i < sc->ntp && n < PL_DETACHER_MAX_FDS; i++) {
 			fds[n++] = sc->tp_links[i];
 		}
-		for (i = 0; i < 3 && n < PL_DETACHER_MAX_FDS; i++) {
+		for (i = 0; i < (int)(sizeof(raw) / sizeof(raw[0])) &&
+			    n < PL_DETACHER_MAX_FDS; i++) {
 			if (raw[i] > 0) {
 				fds[n++] = raw[i];
 			}
