@@ -27,6 +27,7 @@ include tests/preload.mk
 include tests/sanitize.mk
 include tests/symbols.mk
 include tests/vma-busy.mk
+include tests/ebpf-scope.mk
 
 # Reference vectors of the CodSpeed memtrack format, copied verbatim from the
 # reference implementation's output (see their README).

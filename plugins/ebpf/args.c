@@ -15,6 +15,9 @@
  *                        stopped producer (default 1/4 of the ring, or half
  *                        the high watermark when that is lower)
  *   throttle=BYTES       old name of high-watermark=
+ *   scope=tree|system    uprobes trap in the traced tree only (default,
+ *                        where the kernel allows: scope.c) or in every
+ *                        process on the machine
  *   stacks               record the call stack of every allocation (the
  *                        host's --stacks); see stacks.c
  *   stack-depth=N        frames per stack, 1 to 127 (default 64; implies
@@ -124,6 +127,9 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 			low = tok + 14;
 		} else if (!strcmp(tok, "freeze=0") || !strcmp(tok, "freeze=1")) {
 			st->no_freeze = tok[7] == '0';
+		} else if (!strcmp(tok, "scope=system") ||
+			   !strcmp(tok, "scope=tree")) {
+			st->scope_system = tok[6] == 's';
 		} else if (!strcmp(tok, "stacks")) {
 			if (!st->stack_depth) {
 				st->stack_depth = DEFAULT_STACK_DEPTH;
@@ -160,7 +166,7 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 			}
 		} else {
 			ebpf_log(st, MT_LOG_ERROR,
-				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, stacks, stack-depth=N, stack-table-size=BYTES)",
+				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, stacks, stack-depth=N, stack-table-size=BYTES)",
 				 tok);
 			err = -EINVAL;
 			break;

@@ -8,8 +8,9 @@
  * handled once, identified by (dev, inode): its ELF symbol tables (.symtab
  * and .dynsym, so static executables and statically linked allocators are
  * found too) are matched against the table below, and every entry point
- * gets a uprobe (and a uretprobe for allocations) on the file, for every
- * process (pid -1); the BPF programs filter by tracked tgid. The file is
+ * gets a uprobe (and a uretprobe for allocations) on the file: trapping in
+ * the traced tree only (scope.c), or for every process (pid -1) where that
+ * cannot be; the BPF programs filter by tracked tgid either way. The file is
  * opened through /proc/PID/map_files/, which reaches it even in another
  * mount namespace or after it was deleted.
  */
@@ -265,13 +266,23 @@ static int attach_one(struct ebpf_state *st, struct bpf_program *prog,
 		      const char *path, const struct probe *p,
 		      const struct bpf_uprobe_opts *opts, const char *shown)
 {
-	struct bpf_link *link;
-	int err;
+	struct bpf_link *link = NULL;
+	int err = 0;
 
-	link = bpf_program__attach_uprobe_opts(prog, -1, path, p->offset,
-					       opts);
-	if (!link) {
-		err = -errno;
+	if (st->scope_ok) {
+		/* trapping in the tree only, once ebpf_scope_cover() ran */
+		err = ebpf_scope_attach(st, prog, path, p->offset,
+					opts->retprobe, opts->bpf_cookie,
+					&link);
+	} else {
+		link = bpf_program__attach_uprobe_opts(prog, -1, path,
+						       p->offset, opts);
+		err = link ? 0 : -errno;
+	}
+	if (err) {
+		if (err == -ENOMEM) {
+			return 1;
+		}
 		if (err != -ESRCH && err != -ENOENT) {
 			ebpf_log(st, MT_LOG_WARN,
 				 "cannot attach %s %s in %s: %s",
@@ -279,6 +290,9 @@ static int attach_one(struct ebpf_state *st, struct bpf_program *prog,
 				 p->name, shown, strerror(-err));
 		}
 		return err;
+	}
+	if (!link) {
+		return 0; /* a probe added to an event of the tree's */
 	}
 	if (link_add(st, link)) {
 		bpf_link__destroy(link);
@@ -429,6 +443,8 @@ static int attach_file(struct ebpf_state *st, const char *path,
 	size_t n = 0, i, nlinks = st->nlinks;
 	int err, ret;
 
+	size_t scope_from = ebpf_scope_nevs(st);
+
 	err = elf_probes(st, path, shown, &probes, &n);
 	if (err) {
 		/* only running out of memory stops the attach, and a process
@@ -456,8 +472,15 @@ static int attach_file(struct ebpf_state *st, const char *path,
 		if (ret == -ESRCH || ret == -ENOENT) {
 			/* the process or its mapping went away while we
 			 * attached: undo this file's probes, so that the next
-			 * process mapping it attaches them all, once */
-			while (st->nlinks > nlinks) {
+			 * process mapping it attaches them all, once. Scoped,
+			 * a probe cannot leave its shared event: the next
+			 * attach finds those made (EEXIST), and the events
+			 * made now, other files' probes to come, must trap
+			 * in the tree */
+			if (st->scope_ok) {
+				ebpf_scope_cover(st, scope_from);
+			}
+			while (!st->scope_ok && st->nlinks > nlinks) {
 				bpf_link__destroy(st->links[--st->nlinks]);
 			}
 			free(probes);
@@ -466,6 +489,10 @@ static int attach_file(struct ebpf_state *st, const char *path,
 		if (ret < 0) {
 			err = ret;
 		}
+	}
+	/* the tree's threads, and all they make from now on, trap */
+	if (err != -ENOMEM && ebpf_scope_cover(st, scope_from) == -ENOMEM) {
+		err = -ENOMEM;
 	}
 	if (n && st->host->log_level >= MT_LOG_DEBUG) {
 		ebpf_log(st, MT_LOG_DEBUG, "%s: %zu allocator entry points",

@@ -178,6 +178,18 @@ struct ebpf_state {
 	struct mt_key_index files_idx; /* (dev, ino) -> index in files */
 	struct bpf_link **links;
 	size_t nlinks, links_cap;
+	/* scope.c: uprobes that trap in the tree only (scope_ok), their
+	 * tracefs events (ids), and the filter's perf events (fds) */
+	int scope_system; /* source arg scope=system */
+	int scope_ok;
+	const char *scope_tracefs;
+	int scope_uev_fd;
+	struct ebpf_scope_ev *scope_evs;
+	size_t scope_nevs, scope_evs_cap;
+	uint64_t scope_appends;
+	int *scope_fds;
+	size_t scope_nfds, scope_fds_cap;
+	uint64_t scope_opens, scope_passes, scope_waits, scope_ns;
 	struct ebpf_hold *holds;
 	size_t nholds, holds_cap;
 
@@ -243,6 +255,30 @@ struct ebpf_state {
 	uint32_t *unw_chunk_refs;
 	size_t unw_chunk_refs_cap;
 };
+
+struct bpf_program;
+struct bpf_link;
+/* scope.c: one tracefs uprobe event: the probes whose program and cookie
+ * are `key` (every file's), and its id */
+struct ebpf_scope_ev {
+	uint64_t key;
+	uint32_t id;
+};
+/* scope.c: uprobes limited to the traced tree (see there). init decides,
+ * before the BPF object is loaded; attach adds one probe to the event of
+ * its program and cookie, making the event (and *out, its link) the first
+ * time; cover opens the filter of the events made since `from` for every
+ * thread of the tree; done closes ours (after the watchdog took copies).
+ * remove_group deletes the events of the group nobody uses; it returns how
+ * many were busy. */
+void ebpf_scope_init(struct ebpf_state *st);
+int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
+		      const char *path, uint64_t offset, int retprobe,
+		      uint64_t cookie, struct bpf_link **out);
+size_t ebpf_scope_nevs(const struct ebpf_state *st);
+int ebpf_scope_cover(struct ebpf_state *st, size_t from);
+void ebpf_scope_done(struct ebpf_state *st);
+int ebpf_scope_remove_group(const char *tracefs);
 
 /* attach.c: handle the executable files a process maps: attach the uprobes
  * of the allocator entry points found in their symbol tables. */
@@ -363,6 +399,8 @@ void ebpf_watchdog_stop(struct ebpf_state *st);
 int ebpf_resume_map(int holds_fd);
 
 #define TRACEFS "/sys/kernel/tracing"
+/* the inode of the initial pid namespace (PROC_PID_INIT_INO) */
+#define PROC_PID_INIT_INO 0xEFFFFFFCu
 
 /* args.c: parse the plugin's arguments into st, defaults first. */
 int ebpf_parse_args(struct ebpf_state *st, const char *args);

@@ -197,6 +197,24 @@ struct {
 	__type(value, u32);
 } tracked SEC(".maps");
 
+/*
+ * Clones of the tree in flight, for scope.c: from the entry of clone,
+ * clone3, fork or vfork to sched_process_fork (after the kernel copied
+ * the creator's perf events into the new task), or to the call's failed
+ * return. A thread made while user space opens the perf events that
+ * limit the uprobes to the tree has them only if its creator had them
+ * when it was copied: user space waits until none is in flight, then
+ * looks at the tree again. `cloning`: tid -> 1, the calls counted.
+ */
+volatile long long clones_inflight = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, u32);
+	__type(value, u32);
+} cloning SEC(".maps");
+
 /* every stop not handled yet -> when it was made (see struct mt_hold_key);
  * the watchdog of user space holds an fd of it to resume them all if
  * memtrack dies */
@@ -1118,6 +1136,47 @@ int BPF_KPROBE(free_enter, u64 ptr)
 /* Process tree                                                        */
 /* ------------------------------------------------------------------ */
 
+/* Scope (see `cloning`): only the tree's clones are counted. */
+static __always_inline void clone_begins(void)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tid = (u32)id, one = 1;
+
+	if (is_tracked(id) &&
+	    !bpf_map_update_elem(&cloning, &tid, &one, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&clones_inflight, 1);
+	}
+}
+
+static __always_inline void clone_ends(void)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+
+	if (!bpf_map_delete_elem(&cloning, &tid)) {
+		__sync_fetch_and_add(&clones_inflight, -1);
+	}
+}
+
+/* Loaded only when the uprobes are scoped to the tree (scope.c). The
+ * child's return from clone runs in the child: its tid is not in
+ * `cloning`, nothing happens. */
+SEC("tp/syscalls/sys_enter_clone")
+int scope_clone_enter(void *ctx) { clone_begins(); return 0; }
+SEC("tp/syscalls/sys_enter_clone3")
+int scope_clone3_enter(void *ctx) { clone_begins(); return 0; }
+SEC("tp/syscalls/sys_enter_fork")
+int scope_fork_enter(void *ctx) { clone_begins(); return 0; }
+SEC("tp/syscalls/sys_enter_vfork")
+int scope_vfork_enter(void *ctx) { clone_begins(); return 0; }
+SEC("tp/syscalls/sys_exit_clone")
+int scope_clone_exit(void *ctx) { clone_ends(); return 0; }
+SEC("tp/syscalls/sys_exit_clone3")
+int scope_clone3_exit(void *ctx) { clone_ends(); return 0; }
+SEC("tp/syscalls/sys_exit_fork")
+int scope_fork_exit(void *ctx) { clone_ends(); return 0; }
+SEC("tp/syscalls/sys_exit_vfork")
+int scope_vfork_exit(void *ctx) { clone_ends(); return 0; }
+
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -1127,6 +1186,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!is_tracked(id)) {
 		return 0;
 	}
+	/* the child is copied and in its thread group's list: no longer
+	 * in flight (the creator is current) */
+	clone_ends();
 	tgid = BPF_CORE_READ(child, tgid);
 	pid = BPF_CORE_READ(child, pid);
 	if (tgid != pid) {

@@ -38,8 +38,6 @@
 #include "ebpf.h"
 #include "bpf-test-knobs.h"
 
-/* the inode of the initial pid namespace (PROC_PID_INIT_INO) */
-#define PROC_PID_INIT_INO 0xEFFFFFFCu
 
 /* libbpf's messages go through the host of the (one) live state */
 static const struct mt_host *libbpf_host;
@@ -86,6 +84,7 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	st->epfd = -1;
 	st->holds_fd = -1;
 	st->wd_fd = -1;
+	st->scope_uev_fd = -1;
 	st->gate_fd = -1;
 	st->gate_stop_fd = -1;
 	st->gmap.efd = -1;
@@ -116,6 +115,8 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 			 strerror(-err));
 		goto error;
 	}
+	/* uprobes for the tree alone, or for every process */
+	ebpf_scope_init(st);
 	err = bpf_map__set_max_entries(st->skel->maps.events, st->ring_size);
 	if (!err) {
 		err = mt_bpf_test_tracked_max(st->skel->maps.tracked);
@@ -508,13 +509,19 @@ static void detach_links(struct ebpf_state *st)
 
 	if (st->skel) {
 		untrack_all(st);
-		fds = malloc((st->nlinks + nprogs) * sizeof(*fds));
+		fds = malloc((st->nlinks + nprogs + st->scope_nfds) *
+			     sizeof(*fds));
 	}
 	if (fds) {
 		/* the allocator uprobes, and the skeleton's tracepoints
 		 * (syscall tracepoints wait for a grace period too) */
 		for (i = 0; i < st->nlinks; i++) {
 			fds[n++] = bpf_link__fd(st->links[i]);
+		}
+		/* the perf events that scope the uprobes to the tree: the
+		 * last close of each waits for a grace period too */
+		for (i = 0; i < st->scope_nfds; i++) {
+			fds[n++] = st->scope_fds[i];
 		}
 		for (i = 0; i < nprogs; i++) {
 			struct bpf_link *l = *sk->progs[i].link;
@@ -533,6 +540,8 @@ static void detach_links(struct ebpf_state *st)
 		bpf_link__destroy(st->links[i]);
 	}
 	st->nlinks = 0;
+	/* the watchdog removes the tracefs events once all are closed */
+	ebpf_scope_done(st);
 }
 
 static void ebpf_destroy(void *state)

@@ -64,7 +64,7 @@
 
 #define WD_MAX_PROGS 64
 /* links handed over at the end; more are closed by memtrack itself */
-#define WD_MAX_LINKS 4096
+#define WD_MAX_LINKS 16384
 /* fds per message, below the kernel's SCM_MAX_FD (253) */
 #define WD_FDS_PER_MSG 250
 /* how long programs may outlive memtrack before the watchdog gives up */
@@ -267,9 +267,39 @@ static ssize_t recv_msg(int fd, char *c, int *held, int *nheld)
 	return n;
 }
 
-/* the freezer's hierarchy and memtrack's pid: its hold cgroups' name */
+/* the freezer's hierarchy and memtrack's pid: its hold cgroups' name;
+ * tracefs when memtrack's uprobes are events of its own (scope.c) */
 static char wd_cgroot[PATH_MAX];
 static pid_t wd_owner;
+static char wd_tracefs[64];
+
+/* the uprobe events, once every perf event on them is closed (memtrack's
+ * own, when it died, may still be being released: busy for a moment) */
+static void remove_events(void)
+{
+	uint64_t t0 = mono_ns();
+
+	if (!wd_tracefs[0]) {
+		return;
+	}
+	uint64_t progress = t0;
+	int left, last = -1;
+
+	/* the kernel releases the last perf events of ours one grace period
+	 * after the other: wait while that goes on; busy without progress
+	 * for a second: another memtrack's, removed by it */
+	while ((left = ebpf_scope_remove_group(wd_tracefs)) > 0 &&
+	       mono_ns() - progress < 1000000000ull &&
+	       mono_ns() - t0 < WD_MAX_WAIT_NS) {
+		struct timespec ts = { 0, 50000000 };
+
+		if (left != last) {
+			progress = mono_ns();
+			last = left;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
 
 static void close_all(const int *held, int nheld)
 {
@@ -308,6 +338,7 @@ watchdog_main(int rfd, int holds_fd, const uint32_t *ids, int nids,
 		ebpf_resume_map(holds_fd);
 		close_all(held, nheld);
 		close(holds_fd);
+		remove_events();
 		serve(&gfd, -1);
 		_exit(0);
 	}
@@ -328,6 +359,7 @@ watchdog_main(int rfd, int holds_fd, const uint32_t *ids, int nids,
 	ebpf_thaw_orphans(wd_cgroot, wd_owner);
 	ebpf_resume_map(holds_fd);
 	close(holds_fd);
+	remove_events();
 	serve(&gfd, -1);
 	_exit(0);
 }
@@ -372,6 +404,10 @@ int ebpf_watchdog_start(struct ebpf_state *st)
 			 ebpf_freeze_root(st));
 	}
 	wd_owner = getpid();
+	if (st->scope_ok) {
+		snprintf(wd_tracefs, sizeof(wd_tracefs), "%s",
+			 st->scope_tracefs);
+	}
 	pid = fork();
 	if (pid < 0) {
 		int err = -errno;

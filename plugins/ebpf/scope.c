@@ -1,0 +1,601 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/ebpf/scope.c - uprobes that trap in the traced tree only.
+ *
+ * A uprobe attached to a file for every process (pid -1) puts a
+ * breakpoint in every process on the machine that maps the file: all of
+ * them pay the trap on each malloc while memtrack runs, and a valgrind
+ * elsewhere reads the breakpoint as code and dies with SIGTRAP. The
+ * kernel installs a uprobe's breakpoint only in the address spaces its
+ * consumers' filter accepts, and the filter of a uprobe trace event is
+ * the targets of the perf events opened on it. So:
+ *
+ * - The probes are uprobe events in tracefs, group "memtrack", one event
+ *   per program and cookie (every free, every return, the entries of one
+ *   cookie), whatever the file: a new file's probes join the events the
+ *   tree has (a probe added to an enabled event is live at once), and a
+ *   C program needs 9 events for libc's 17 probes.
+ * - One perf event per event, on kthreadd (pid 2: no user address space,
+ *   it widens the filter by nothing), carries our BPF program. Programs
+ *   hang on the trace event, not on the perf event: ours runs once for
+ *   every hit the filter lets through, and filters by `tracked` as before.
+ * - Perf events without a program, one per event and traced thread, with
+ *   `inherit`, are the filter: every thread and process the tree makes
+ *   later has its own copy from its first instruction, across exec. They
+ *   are opened when an event is new to us, for every thread of the tree
+ *   then alive. A clone in flight meanwhile (its creator's events copied
+ *   before the creator had the new ones) is the gap: BPF counts the
+ *   tree's clones between their entry and sched_process_fork
+ *   (`clones_inflight`), and the covering looks again until a look that
+ *   began with none in flight opened nothing. They ask for
+ *   PERF_SAMPLE_READ, which keeps perf from swapping two clones' contexts
+ *   between their tasks (see perf_open()).
+ * - The events are shared by every memtrack on the machine. A perf event
+ *   closed while others are open on its trace event costs nothing; the
+ *   last one waits for an RCU grace period (~90 ms here) holding the
+ *   kernel's event_mutex, which every fork and exit of a traced tree needs
+ *   for its copies: per-memtrack events made a tree wait behind another
+ *   memtrack's teardown (a fork took over a second in the test suite).
+ *   Shared, a memtrack that runs while another ends keeps the events, and
+ *   the last one out pays the waits. The watchdog removes the events
+ *   nobody uses when memtrack is gone, also after SIGKILL; the next
+ *   memtrack removes what was left.
+ *
+ * Where tracefs cannot take our events (not mounted, not writable),
+ * kthreadd is not ours to see (memtrack in a container's pid namespace),
+ * the kernel is older than 6.12 or `scope=system` is given, the uprobes
+ * are attached for every process, as before.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "memtrack.h"
+#include "memtrack.skel.h"
+#include "ebpf.h"
+#include "array.h"
+
+/* shared by every memtrack (see the top); the names carry the meaning of
+ * the cookies they are made for */
+#define SCOPE_GROUP "memtrack"
+#define SCOPE_EV_PREFIX "v1_"
+/* kthreadd: a task without a user address space, always there */
+#define SCOPE_ANCHOR_PID 2
+/* how long the covering waits for clones in flight */
+#define SCOPE_COVER_MAX_NS 5000000000ull
+
+static const char *const tracefs_dirs[] = {
+	"/sys/kernel/tracing",
+	"/sys/kernel/debug/tracing",
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int perf_open(uint32_t tp_id, pid_t pid, int inherit)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = tp_id;
+	a.sample_period = 1;
+	a.wakeup_events = 1;
+	if (inherit) {
+		/* PERF_SAMPLE_READ: a context holding inherit + SAMPLE_READ
+		 * events never takes perf's fast context switch, which swaps
+		 * the contexts of two clones (a parent's and its child's)
+		 * between the tasks: a task exiting with another's events
+		 * then takes that live task off the uprobe filter
+		 * (trace_uprobe_filter_remove() trusts hw.target), and the
+		 * kernel removes the breakpoints from its memory. Seen here:
+		 * 8 forked children each making 8,000 mallocs lost up to a
+		 * third of one child's calls in 1 run of 2. Linux 6.12 and
+		 * later allow the pair, with PERF_SAMPLE_TID. */
+		a.inherit = 1;
+		a.sample_type = PERF_SAMPLE_READ | PERF_SAMPLE_TID;
+	}
+	return (int)syscall(__NR_perf_event_open, &a, pid, -1, -1,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+static int write_line(int fd, const char *line)
+{
+	size_t n = strlen(line);
+	ssize_t w;
+
+	while ((w = write(fd, line, n)) < 0 && errno == EINTR) {
+	}
+	return w == (ssize_t)n ? 0 : (w < 0 ? -errno : -EIO);
+}
+
+/*
+ * Remove the events of our group that no memtrack uses any more (the
+ * kernel refuses those with perf events open: EBUSY). Only system calls
+ * and static buffers: the watchdog calls it in a fork of a threaded
+ * memtrack. Returns how many were busy.
+ */
+int ebpf_scope_remove_group(const char *tracefs)
+{
+	static char buf[1 << 16], path[512], del[160];
+	int left = 0, fd, wfd;
+	ssize_t n;
+	char *line, *next;
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", tracefs);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return 0;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		return 0;
+	}
+	buf[n] = '\0';
+	wfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (wfd < 0) {
+		return 0;
+	}
+	for (line = buf; line && *line; line = next) {
+		char *ev, *sp;
+
+		next = strchr(line, '\n');
+		if (next) {
+			*next++ = '\0';
+		}
+		/* "p:memtrack/v1_free /proc/self/fd/9:0x...": a probe of
+		 * an event of several is listed once per probe; the first
+		 * delete takes the event, the others find nothing */
+		ev = strchr(line, ':');
+		if (!ev || strncmp(ev + 1, SCOPE_GROUP "/",
+				   strlen(SCOPE_GROUP "/"))) {
+			continue;
+		}
+		ev++;
+		sp = strchr(ev, ' ');
+		if (sp) {
+			*sp = '\0';
+		}
+		snprintf(del, sizeof(del), "-:%s\n", ev);
+		if (write_line(wfd, del) == -EBUSY) {
+			left++;
+		}
+	}
+	close(wfd);
+	return left;
+}
+
+/* The clone counters serve the covering alone. */
+static void scope_progs_off(struct ebpf_state *st)
+{
+	struct bpf_program *progs[] = {
+		st->skel->progs.scope_clone_enter,
+		st->skel->progs.scope_clone3_enter,
+		st->skel->progs.scope_fork_enter,
+		st->skel->progs.scope_vfork_enter,
+		st->skel->progs.scope_clone_exit,
+		st->skel->progs.scope_clone3_exit,
+		st->skel->progs.scope_fork_exit,
+		st->skel->progs.scope_vfork_exit,
+	};
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		bpf_program__set_autoload(progs[i], false);
+	}
+}
+
+/* Decide whether the uprobes can be limited to the tree; before the BPF
+ * object is loaded (the clone counters load only then). */
+void ebpf_scope_init(struct ebpf_state *st)
+{
+	const char *why = NULL;
+	char comm[32] = "";
+	struct stat sb;
+	size_t i;
+	int fd;
+
+	st->scope_ok = 0;
+	st->scope_uev_fd = -1;
+	if (st->scope_system) {
+		why = "scope=system";
+		goto off;
+	}
+	if (stat("/proc/self/ns/pid", &sb) || sb.st_ino != PROC_PID_INIT_INO) {
+		why = "memtrack runs in a pid namespace of its own";
+		goto off;
+	}
+	fd = open("/proc/2/comm", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, comm, sizeof(comm) - 1);
+
+		comm[n > 0 ? n : 0] = '\0';
+		close(fd);
+	}
+	if (strcmp(comm, "kthreadd\n")) {
+		why = "no kthreadd at pid 2";
+		goto off;
+	}
+	for (i = 0; i < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]); i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/uprobe_events",
+			 tracefs_dirs[i]);
+		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd >= 0) {
+			st->scope_tracefs = tracefs_dirs[i];
+			st->scope_uev_fd = fd;
+			break;
+		}
+	}
+	if (st->scope_uev_fd < 0) {
+		why = "tracefs's uprobe_events is not writable";
+		goto off;
+	}
+	{
+		/* inherit with PERF_SAMPLE_READ (see perf_open()): Linux 6.12 */
+		struct perf_event_attr a;
+		int pfd;
+
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_DUMMY;
+		a.sample_period = 1;
+		a.inherit = 1;
+		a.sample_type = PERF_SAMPLE_READ | PERF_SAMPLE_TID;
+		a.disabled = 1;
+		pfd = (int)syscall(__NR_perf_event_open, &a, 0, -1, -1,
+				   PERF_FLAG_FD_CLOEXEC);
+		if (pfd < 0) {
+			why = "the kernel refuses inherited perf events with PERF_SAMPLE_READ (before 6.12)";
+			close(st->scope_uev_fd);
+			st->scope_uev_fd = -1;
+			goto off;
+		}
+		close(pfd);
+	}
+	/* what memtracks that ran at once as their watchdogs ended left */
+	ebpf_scope_remove_group(st->scope_tracefs);
+	st->scope_ok = 1;
+	ebpf_log(st, MT_LOG_DEBUG,
+		 "uprobes trap in the traced tree only (%s, group %s)",
+		 st->scope_tracefs, SCOPE_GROUP);
+	return;
+off:
+	ebpf_log(st, st->scope_system ? MT_LOG_DEBUG : MT_LOG_INFO,
+		 "uprobes are attached for every process on the machine (%s): all pay the trap while memtrack runs",
+		 why);
+	scope_progs_off(st);
+}
+
+static int read_id(struct ebpf_state *st, const char *name, uint32_t *id)
+{
+	char path[256], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", st->scope_tracefs,
+		 SCOPE_GROUP, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return -errno;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		return -EIO;
+	}
+	buf[n] = '\0';
+	*id = (uint32_t)strtoul(buf, NULL, 10);
+	return 0;
+}
+
+/* Probes share an event when the program sees no difference between
+ * them: every free (free_enter reads no cookie), every return
+ * (alloc_exit reads what the entry stored), and the entries of one
+ * cookie, whatever the file. */
+#define SCOPE_KEY_RET (~0ull)
+#define SCOPE_KEY_FREE (~0ull - 1)
+
+static uint64_t ev_key(struct ebpf_state *st, struct bpf_program *prog,
+		       int retprobe, uint64_t cookie)
+{
+	if (retprobe) {
+		return SCOPE_KEY_RET;
+	}
+	if (prog == st->skel->progs.free_enter) {
+		return SCOPE_KEY_FREE;
+	}
+	return cookie;
+}
+
+static void ev_name(uint64_t key, char *name, size_t len)
+{
+	if (key == SCOPE_KEY_RET) {
+		snprintf(name, len, SCOPE_EV_PREFIX "ret");
+	} else if (key == SCOPE_KEY_FREE) {
+		snprintf(name, len, SCOPE_EV_PREFIX "free");
+	} else {
+		snprintf(name, len, SCOPE_EV_PREFIX "alloc_%llx",
+			 (unsigned long long)key);
+	}
+}
+
+/*
+ * The uprobe (retprobe: the uretprobe) at offset of the file at path, in
+ * the event of our group for its program and cookie. The first probe of
+ * an event makes it, with prog on it (cookie for bpf_get_attach_cookie)
+ * through a perf event on kthreadd: *out is that link, else NULL. A new
+ * event traps nowhere until ebpf_scope_cover() opens its filter; a probe
+ * added to an event the tree has traps in the tree at once. Returns 0 or
+ * a negative errno.
+ */
+int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
+		      const char *path, uint64_t offset, int retprobe,
+		      uint64_t cookie, struct bpf_link **out)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = cookie);
+	uint64_t key = ev_key(st, prog, retprobe, cookie);
+	struct ebpf_scope_ev *evs;
+	char name[40], line[192];
+	struct bpf_link *link;
+	uint32_t id = 0;
+	int fd, pfd = -1, err;
+	size_t i;
+
+	*out = NULL;
+	for (i = 0; i < st->scope_nevs && st->scope_evs[i].key != key; i++) {
+	}
+	evs = mt_array_grow(st->scope_evs, &st->scope_evs_cap,
+			    st->scope_nevs + 1, sizeof(*evs));
+	if (!evs) {
+		return -ENOMEM;
+	}
+	st->scope_evs = evs;
+	ev_name(key, name, sizeof(name));
+	for (int tries = 0;; tries++) {
+		/* the kernel resolves the path when the probe is made:
+		 * through an fd of ours, any path (spaces, another mount
+		 * namespace) will do */
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			return -errno;
+		}
+		snprintf(line, sizeof(line),
+			 "%c:%s/%s /proc/self/fd/%d:0x%llx\n",
+			 retprobe ? 'r' : 'p', SCOPE_GROUP, name, fd,
+			 (unsigned long long)offset);
+		err = write_line(st->scope_uev_fd, line);
+		close(fd);
+		/* EEXIST: the probe is there already (another memtrack's,
+		 * or a file attached again after its process died
+		 * mid-attach) */
+		if (err && err != -EEXIST) {
+			return err;
+		}
+		if (i < st->scope_nevs) {
+			st->scope_appends++;
+			return 0; /* an event we hold: it stays */
+		}
+		/* an event new to us, maybe another memtrack's, whose
+		 * watchdog may remove it until our perf event holds it */
+		err = read_id(st, name, &id);
+		pfd = err ? -1 : perf_open(id, SCOPE_ANCHOR_PID, 0);
+		if (pfd >= 0) {
+			break;
+		}
+		/* removed meanwhile: no id (ENOENT), or an id no event has
+		 * any more (EINVAL); make it again */
+		err = err ? err : (errno == EINVAL ? -ENOENT : -errno);
+		if (err != -ENOENT || tries == 3) {
+			return err;
+		}
+	}
+	link = bpf_program__attach_perf_event_opts(prog, pfd, &opts);
+	if (!link) {
+		err = -errno;
+		close(pfd);
+		return err;
+	}
+	evs[st->scope_nevs].key = key;
+	evs[st->scope_nevs].id = id;
+	st->scope_nevs++;
+	*out = link;
+	return 0;
+}
+
+/* done: the sorted tids given events in this covering */
+struct cover_run {
+	pid_t *done;
+	size_t ndone, cap;
+	size_t from, to; /* the events: scope_evs[from, to) */
+	int opened;
+};
+
+static size_t done_at(const struct cover_run *r, pid_t tid)
+{
+	size_t lo = 0, hi = r->ndone;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (r->done[mid] < tid) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo;
+}
+
+static int cover_thread(struct ebpf_state *st, struct cover_run *r, pid_t tid)
+{
+	size_t at = done_at(r, tid), i;
+	pid_t *p;
+	int *fds;
+
+	if (at < r->ndone && r->done[at] == tid) {
+		return 0;
+	}
+	p = mt_array_grow(r->done, &r->cap, r->ndone + 1, sizeof(*p));
+	fds = mt_array_grow(st->scope_fds, &st->scope_fds_cap,
+			    st->scope_nfds + (r->to - r->from), sizeof(*fds));
+	if (p) {
+		r->done = p;
+	}
+	if (fds) {
+		st->scope_fds = fds;
+	}
+	if (!p || !fds) {
+		return -ENOMEM;
+	}
+	memmove(p + at + 1, p + at, (r->ndone - at) * sizeof(*p));
+	p[at] = tid;
+	r->ndone++;
+	r->opened++;
+	for (i = r->from; i < r->to; i++) {
+		int fd = perf_open(st->scope_evs[i].id, tid, 1);
+
+		if (fd < 0) {
+			if (errno == ESRCH) {
+				return 0; /* gone: nothing of it to trace */
+			}
+			return -errno;
+		}
+		st->scope_fds[st->scope_nfds++] = fd;
+		st->scope_opens++;
+	}
+	return 0;
+}
+
+/* every thread of every tracked process, once */
+static int cover_pass(struct ebpf_state *st, struct cover_run *r)
+{
+	int tfd = bpf_map__fd(st->skel->maps.tracked);
+	uint32_t key, next, *prev = NULL;
+	int err = 0;
+
+	while (!err && !bpf_map_get_next_key(tfd, prev, &next)) {
+		char path[64];
+		struct dirent *de;
+		DIR *d;
+
+		key = next;
+		prev = &key;
+		snprintf(path, sizeof(path), "/proc/%u/task", next);
+		d = opendir(path);
+		if (!d) {
+			continue; /* gone */
+		}
+		while (!err && (de = readdir(d))) {
+			char *end;
+			long tid = strtol(de->d_name, &end, 10);
+
+			if (de->d_name[0] < '1' || de->d_name[0] > '9' || *end) {
+				continue;
+			}
+			err = cover_thread(st, r, (pid_t)tid);
+		}
+		closedir(d);
+	}
+	return err;
+}
+
+/*
+ * The events made since `from` (ebpf_scope_nevs() before the file's
+ * attach) trap in every thread of the tree from now on, and in every
+ * thread it makes. The caller holds the process whose mapping needs them.
+ */
+int ebpf_scope_cover(struct ebpf_state *st, size_t from)
+{
+	struct cover_run r = { .from = from, .to = st->scope_nevs };
+	uint64_t t0 = mono_ns();
+	long long inflight;
+	int err = 0, waits = 0;
+
+	if (!st->scope_ok || r.from >= r.to) {
+		return 0;
+	}
+	for (;;) {
+		inflight = __atomic_load_n(&st->skel->bss->clones_inflight,
+					   __ATOMIC_ACQUIRE);
+		r.opened = 0;
+		err = cover_pass(st, &r);
+		st->scope_passes++;
+		if (err || (!r.opened && inflight <= 0)) {
+			break;
+		}
+		if (inflight > 0) {
+			if (mono_ns() - t0 > SCOPE_COVER_MAX_NS) {
+				ebpf_log(st, MT_LOG_WARN,
+					 "scope: clones still in flight after %.1f s; a thread made by one may miss calls of a file attached now",
+					 (double)(mono_ns() - t0) / 1e9);
+				break;
+			}
+			waits++;
+			usleep(50);
+		}
+	}
+	if (err) {
+		ebpf_log(st, MT_LOG_WARN,
+			 "scope: cannot open the uprobes' perf events for the tree: %s; calls of a file attached now may be missed",
+			 strerror(-err));
+	}
+	st->scope_ns += mono_ns() - t0;
+	st->scope_waits += (uint64_t)waits;
+	free(r.done);
+	return err;
+}
+
+size_t ebpf_scope_nevs(const struct ebpf_state *st)
+{
+	return st->scope_nevs;
+}
+
+void ebpf_scope_done(struct ebpf_state *st)
+{
+	if (st->scope_uev_fd >= 0) {
+		close(st->scope_uev_fd);
+		st->scope_uev_fd = -1;
+	}
+	if (st->scope_ok && st->scope_nevs) {
+		ebpf_log(st, MT_LOG_DEBUG,
+			 "scope: %zu uprobe events (%llu probes added to one made before), %llu perf events opened for the tree's threads in %llu passes (%llu waits for clones), %.1f ms",
+			 st->scope_nevs,
+			 (unsigned long long)st->scope_appends,
+			 (unsigned long long)st->scope_opens,
+			 (unsigned long long)st->scope_passes,
+			 (unsigned long long)st->scope_waits,
+			 (double)st->scope_ns / 1e6);
+	}
+	for (size_t i = 0; i < st->scope_nfds; i++) {
+		close(st->scope_fds[i]);
+	}
+	st->scope_nfds = 0;
+	free(st->scope_fds);
+	st->scope_fds = NULL;
+	free(st->scope_evs);
+	st->scope_evs = NULL;
+	st->scope_nevs = 0;
+}
