@@ -42,6 +42,16 @@ bench-attach: memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
 BENCH_EBPF += bench-attach
 endif
 
+# bench/bench-beside.sh: an untraced program's malloc/free pairs, alone
+# and beside a recording, scoped to the tree and not ('make bench-beside',
+# part of 'make bench')
+EXTRA_DIST += bench/bench-beside.sh
+if ENABLE_EBPF
+bench-beside: memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
+	$(SHELL) $(srcdir)/bench/bench-beside.sh '$(abs_top_builddir)'
+BENCH_EBPF += bench-beside
+endif
+
 # bench/bench-pressure.sh: producers against a slow consumer, stops and
 # stop-to-resume latency ('make bench-pressure', part of 'make bench')
 EXTRA_DIST += bench/bench-pressure.sh
@@ -63,7 +73,8 @@ bench-procs: memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
 	$(SHELL) $(srcdir)/bench/bench-dlopen.sh '$(abs_top_builddir)' procs
 
 # Outside the conditional: automake wants .PHONY and 'bench' defined once.
-.PHONY: bench-ebpf bench-pressure bench-attach bench-dlopen bench-procs
+.PHONY: bench-ebpf bench-pressure bench-attach bench-beside bench-dlopen \
+	bench-procs
 bench: $(BENCH_EBPF)
 
 # bench/bench-unwind.sh: --stacks on Debian's jq (no frame pointers),
