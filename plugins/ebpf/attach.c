@@ -441,9 +441,8 @@ static int attach_file(struct ebpf_state *st, const char *path,
 {
 	struct probe *probes = NULL;
 	size_t n = 0, i, nlinks = st->nlinks;
-	int err, ret;
-
 	size_t scope_from = ebpf_scope_nevs(st);
+	int err, ret;
 
 	err = elf_probes(st, path, shown, &probes, &n);
 	if (err) {

@@ -38,7 +38,6 @@
 #include "ebpf.h"
 #include "bpf-test-knobs.h"
 
-
 /* libbpf's messages go through the host of the (one) live state */
 static const struct mt_host *libbpf_host;
 

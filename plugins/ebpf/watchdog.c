@@ -268,7 +268,7 @@ static ssize_t recv_msg(int fd, char *c, int *held, int *nheld)
 }
 
 /* the freezer's hierarchy and memtrack's pid: its hold cgroups' name;
- * tracefs when memtrack's uprobes are events of its own (scope.c) */
+ * tracefs when memtrack's uprobes are scoped to the tree (scope.c) */
 static char wd_cgroot[PATH_MAX];
 static pid_t wd_owner;
 static char wd_tracefs[64];
@@ -277,14 +277,12 @@ static char wd_tracefs[64];
  * own, when it died, may still be being released: busy for a moment) */
 static void remove_events(void)
 {
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = mono_ns(), progress = t0;
+	int left, last = -1;
 
 	if (!wd_tracefs[0]) {
 		return;
 	}
-	uint64_t progress = t0;
-	int left, last = -1;
-
 	/* the kernel releases the last perf events of ours one grace period
 	 * after the other: wait while that goes on; busy without progress
 	 * for a second: another memtrack's, removed by it */
