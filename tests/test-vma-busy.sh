@@ -80,6 +80,9 @@ nostop() {
 		ok "$name: no stop, $reads whole reads of the maps"
 	else
 		fail "$name: stops '${stops:-0}' (want 0), whole reads of the maps '$reads' (want <= 1)"
+		# which check stopped it (exec or mmap) and what the gate
+		# did: for the next one to look at (once in CI's ASan step)
+		grep -v 'libbpf' "$T/$name-v.err" | tail -n 20
 	fi
 }
 nostop plain
