@@ -55,7 +55,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <sys/stat.h>
@@ -83,22 +82,17 @@ static const char *const tracefs_dirs[] = {
 	"/sys/kernel/debug/tracing",
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int perf_open(uint32_t tp_id, pid_t pid, int inherit)
+/* A perf event of pid: type and config name it (a tracepoint's id for
+ * ours); inherit: a filter event (below), else the program's carrier. */
+static int perf_open_type(uint32_t type, uint64_t config, pid_t pid,
+			  int inherit)
 {
 	struct perf_event_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
-	a.type = PERF_TYPE_TRACEPOINT;
-	a.config = tp_id;
+	a.type = type;
+	a.config = config;
 	a.sample_period = 1;
 	a.wakeup_events = 1;
 	if (inherit) {
@@ -119,6 +113,11 @@ static int perf_open(uint32_t tp_id, pid_t pid, int inherit)
 			    PERF_FLAG_FD_CLOEXEC);
 }
 
+static int perf_open(uint32_t tp_id, pid_t pid, int inherit)
+{
+	return perf_open_type(PERF_TYPE_TRACEPOINT, tp_id, pid, inherit);
+}
+
 static int write_line(int fd, const char *line)
 {
 	size_t n = strlen(line);
@@ -127,6 +126,25 @@ static int write_line(int fd, const char *line)
 	while ((w = write(fd, line, n)) < 0 && errno == EINTR) {
 	}
 	return w == (ssize_t)n ? 0 : (w < 0 ? -errno : -EIO);
+}
+
+/* The text of a small file, NUL-terminated, in buf: its length, or a
+ * negative errno (-EIO: empty). System calls only (the watchdog's too). */
+static ssize_t read_text(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		return -errno;
+	}
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0) {
+		return -EIO;
+	}
+	buf[n] = '\0';
+	return n;
 }
 
 /*
@@ -138,21 +156,13 @@ static int write_line(int fd, const char *line)
 int ebpf_scope_remove_group(const char *tracefs)
 {
 	static char buf[1 << 16], path[512], del[160];
-	int left = 0, fd, wfd;
-	ssize_t n;
+	int left = 0, wfd;
 	char *line, *next;
 
 	snprintf(path, sizeof(path), "%s/uprobe_events", tracefs);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (read_text(path, buf, sizeof(buf)) < 0) {
 		return 0;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		return 0;
-	}
-	buf[n] = '\0';
 	wfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (wfd < 0) {
 		return 0;
@@ -225,14 +235,8 @@ void ebpf_scope_init(struct ebpf_state *st)
 		why = "memtrack runs in a pid namespace of its own";
 		goto off;
 	}
-	fd = open("/proc/2/comm", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = read(fd, comm, sizeof(comm) - 1);
-
-		comm[n > 0 ? n : 0] = '\0';
-		close(fd);
-	}
-	if (strcmp(comm, "kthreadd\n")) {
+	if (read_text("/proc/2/comm", comm, sizeof(comm)) < 0 ||
+	    strcmp(comm, "kthreadd\n")) {
 		why = "no kthreadd at pid 2";
 		goto off;
 	}
@@ -252,29 +256,16 @@ void ebpf_scope_init(struct ebpf_state *st)
 		why = "tracefs's uprobe_events is not writable";
 		goto off;
 	}
-	{
-		/* inherit with PERF_SAMPLE_READ (see perf_open()): Linux 6.12 */
-		struct perf_event_attr a;
-		int pfd;
-
-		memset(&a, 0, sizeof(a));
-		a.size = sizeof(a);
-		a.type = PERF_TYPE_SOFTWARE;
-		a.config = PERF_COUNT_SW_DUMMY;
-		a.sample_period = 1;
-		a.inherit = 1;
-		a.sample_type = PERF_SAMPLE_READ | PERF_SAMPLE_TID;
-		a.disabled = 1;
-		pfd = (int)syscall(__NR_perf_event_open, &a, 0, -1, -1,
-				   PERF_FLAG_FD_CLOEXEC);
-		if (pfd < 0) {
-			why = "the kernel refuses inherited perf events with PERF_SAMPLE_READ (before 6.12)";
-			close(st->scope_uev_fd);
-			st->scope_uev_fd = -1;
-			goto off;
-		}
-		close(pfd);
+	/* the filter's attributes (inherit with PERF_SAMPLE_READ): Linux
+	 * 6.12; asked of a software event of ours that counts nothing */
+	fd = perf_open_type(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0, 1);
+	if (fd < 0) {
+		why = "the kernel refuses inherited perf events with PERF_SAMPLE_READ (before 6.12)";
+		close(st->scope_uev_fd);
+		st->scope_uev_fd = -1;
+		goto off;
 	}
+	close(fd);
 	/* what memtracks that ran at once as their watchdogs ended left */
 	ebpf_scope_remove_group(st->scope_tracefs);
 	st->scope_ok = 1;
@@ -293,20 +284,13 @@ static int read_id(struct ebpf_state *st, const char *name, uint32_t *id)
 {
 	char path[256], buf[32];
 	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/events/%s/%s/id", st->scope_tracefs,
 		 SCOPE_GROUP, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		return -errno;
+	n = read_text(path, buf, sizeof(buf));
+	if (n < 0) {
+		return (int)n;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		return -EIO;
-	}
-	buf[n] = '\0';
 	*id = (uint32_t)strtoul(buf, NULL, 10);
 	return 0;
 }
@@ -530,7 +514,7 @@ static int cover_pass(struct ebpf_state *st, struct cover_run *r)
 int ebpf_scope_cover(struct ebpf_state *st, size_t from)
 {
 	struct cover_run r = { .from = from, .to = st->scope_nevs };
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = ebpf_now_ns();
 	long long inflight;
 	int err = 0, waits = 0;
 
@@ -547,10 +531,10 @@ int ebpf_scope_cover(struct ebpf_state *st, size_t from)
 			break;
 		}
 		if (inflight > 0) {
-			if (mono_ns() - t0 > SCOPE_COVER_MAX_NS) {
+			if (ebpf_now_ns() - t0 > SCOPE_COVER_MAX_NS) {
 				ebpf_log(st, MT_LOG_WARN,
 					 "scope: clones still in flight after %.1f s; a thread made by one may miss calls of a file attached now",
-					 (double)(mono_ns() - t0) / 1e9);
+					 (double)(ebpf_now_ns() - t0) / 1e9);
 				break;
 			}
 			waits++;
@@ -562,7 +546,7 @@ int ebpf_scope_cover(struct ebpf_state *st, size_t from)
 			 "scope: cannot open the uprobes' perf events for the tree: %s; calls of a file attached now may be missed",
 			 strerror(-err));
 	}
-	st->scope_ns += mono_ns() - t0;
+	st->scope_ns += ebpf_now_ns() - t0;
 	st->scope_waits += (uint64_t)waits;
 	free(r.done);
 	return err;
