@@ -42,6 +42,17 @@ bench-attach: memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
 BENCH_EBPF += bench-attach
 endif
 
+# bench/bench-auto.sh: --source auto against the program alone, preload
+# and ebpf: a gcc tree, headless Chromium, a set-uid sibling, an untraced
+# program beside ('make bench-auto', part of 'make bench')
+EXTRA_DIST += bench/bench-auto.sh
+if ENABLE_EBPF
+bench-auto: memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
+	$(SHELL) $(srcdir)/bench/bench-auto.sh '$(abs_top_builddir)' \
+		'$(abs_top_srcdir)'
+BENCH_EBPF += bench-auto
+endif
+
 # bench/bench-beside.sh: an untraced program's malloc/free pairs, alone
 # and beside a recording, scoped to the tree and not ('make bench-beside',
 # part of 'make bench')
@@ -73,7 +84,7 @@ bench-procs: memtrack$(EXEEXT) $(plugin_LTLIBRARIES)
 	$(SHELL) $(srcdir)/bench/bench-dlopen.sh '$(abs_top_builddir)' procs
 
 # Outside the conditional: automake wants .PHONY and 'bench' defined once.
-.PHONY: bench-ebpf bench-pressure bench-attach bench-beside bench-dlopen \
+.PHONY: bench-ebpf bench-pressure bench-attach bench-auto bench-beside bench-dlopen \
 	bench-procs
 bench: $(BENCH_EBPF)
 

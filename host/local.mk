@@ -15,8 +15,10 @@ host_libmthost_la_SOURCES = \
 	host/input-guard.c host/input-guard.h \
 	host/run.c host/run.h \
 	host/source-args.c host/source-args.h \
+	host/source-auto.c host/source-auto.h \
 	host/stats.c host/stats.h \
-	common/open-output.c common/open-output.h
+	common/open-output.c common/open-output.h \
+	common/bpf-check.c common/bpf-check.h
 host_libmthost_la_LIBADD = $(PTHREAD_LIBS) -ldl
 
 bin_PROGRAMS += memtrack

@@ -28,6 +28,7 @@
 #include "source-args.h"
 #include "spawn.h"
 #include "attach.h"
+#include "source-auto.h"
 #include "stats.h"
 #include "witness.h"
 
@@ -103,7 +104,9 @@ static int load_plugins(struct run *r)
 	int err;
 
 	split_spec(o->source, name, sizeof(name), &args);
-	err = mt_plugin_load(MT_PLUGIN_SOURCE, name, &r->src_plugin);
+	err = strcmp(name, "auto") ?
+		      mt_plugin_load(MT_PLUGIN_SOURCE, name, &r->src_plugin) :
+		      mt_source_auto_plugin(&r->src_plugin);
 	if (err < 0) {
 		return err;
 	}

@@ -358,6 +358,12 @@ char *mt_stats_summary(struct mt_stats *s, const struct mt_pipeline_stats *ps,
 		append(&json, &len, ",\"unrecorded\":%" PRIu64,
 		       ss->unrecorded);
 	}
+	if (ss && (ss->procs_interposer || ss->procs_uprobes)) {
+		append(&json, &len,
+		       ",\"processes\":{\"interposer\":%" PRIu64
+		       ",\"uprobes\":%" PRIu64 "}",
+		       ss->procs_interposer, ss->procs_uprobes);
+	}
 	append(&json, &len, "}");
 	if (s->jsonl && json) {
 		fprintf(s->jsonl, "%s\n", json);
@@ -371,6 +377,12 @@ char *mt_stats_summary(struct mt_stats *s, const struct mt_pipeline_stats *ps,
 		" dropped\n",
 		ps->events, secs, secs > 0 ? (double)ps->events / secs : 0.0,
 		dropped);
+	if (ss && (ss->procs_interposer || ss->procs_uprobes)) {
+		fprintf(stderr,
+			"memtrack: processes recorded: %" PRIu64
+			" by the interposer, %" PRIu64 " by uprobes\n",
+			ss->procs_interposer, ss->procs_uprobes);
+	}
 	if (s->ring_size) {
 		fprintf(stderr,
 			"memtrack: ring %" PRIu64 " bytes, peak fill %.0f%%\n",

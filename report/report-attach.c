@@ -6,6 +6,10 @@
  *   "MTKA", u32 version (1), u32 records, u32 FNV-1a-32 of the records,
  *   then per record: u32 pid, u32 flags (0), u64 ts (CLOCK_MONOTONIC ns)
  *
+ * The recorder marks ("MTKW", --source auto) have the same layout, with
+ * u32 who (1: uprobes, 2: the interposer) for flags and the time the
+ * process ended for ts.
+ *
  * A recording is input, not trust: a payload whose length, count or
  * checksum disagree is left out whole, so that a damaged mark never turns
  * a process's unmatched frees into "allocated before the attach".
@@ -55,7 +59,9 @@ int mt_rep_marks_meta(struct mt_rep_marks *k, const void *data, size_t len,
 	    rd32(p + 12) != mt_rep_fnv1a(p + HDR, len - HDR)) {
 		k->damaged++;
 		if (!k->warned) {
-			mt_warn("%s: damaged attach metadata ignored: frees of blocks allocated before an attach show as unmatched",
+			mt_warn(k->recorders ?
+					"%s: damaged recorder metadata ignored: processes it names show no recorder" :
+					"%s: damaged attach metadata ignored: frees of blocks allocated before an attach show as unmatched",
 				name);
 			k->warned = true;
 		}
@@ -71,6 +77,7 @@ int mt_rep_marks_meta(struct mt_rep_marks *k, const void *data, size_t len,
 		struct mt_rep_mark *m = &k->m[k->n];
 
 		m->pid = (int32_t)rd32(p + HDR + REC * i);
+		m->flags = rd32(p + HDR + REC * i + 4);
 		memcpy(&m->ts, p + HDR + REC * i + 8, 8);
 		m->order = k->n++;
 	}
@@ -147,4 +154,28 @@ void mt_rep_marks_free(struct mt_rep_marks *k)
 	free(k->m);
 	k->m = NULL;
 	k->n = k->cap = 0;
+}
+
+void mt_rep_recorders_apply(struct mt_rep_marks *k, struct mt_rep *r)
+{
+	size_t i;
+
+	if (!k->n) {
+		return;
+	}
+	qsort(k->m, k->n, sizeof(*k->m), cmp_mark);
+	for (i = 0; i < r->nprocs; i++) {
+		struct mt_rep_proc *p = &r->procs[i];
+		const struct mt_rep_mark *m = find(k, p->pid);
+
+		/* the last of its pid: the image it ended with */
+		while (m && m + 1 < k->m + k->n && m[1].pid == p->pid) {
+			m++;
+		}
+		if (m && (m->flags == MT_REP_REC_UPROBES ||
+			  m->flags == MT_REP_REC_INTERPOSER)) {
+			p->recorder = (uint8_t)m->flags;
+		}
+	}
+	mt_rep_marks_free(k);
 }

@@ -17,6 +17,7 @@ struct mt_rep;
 
 struct mt_rep_mark {
 	int32_t pid;
+	uint32_t flags; /* MTKW: who recorded the process (MT_REP_REC_*) */
 	uint64_t ts;  /* CLOCK_MONOTONIC ns, the events' clock */
 	size_t order; /* in the file: the first mark of a pid holds */
 };
@@ -26,6 +27,7 @@ struct mt_rep_marks {
 	size_t n, cap;
 	uint64_t damaged; /* payloads left out */
 	bool warned;
+	bool recorders; /* "MTKW" payloads, not "MTKA" */
 };
 
 /*
@@ -47,6 +49,14 @@ int mt_rep_marks_meta(struct mt_rep_marks *k, const void *data, size_t len,
 void mt_rep_marks_apply(struct mt_rep_marks *k, struct mt_rep *r);
 
 void mt_rep_marks_free(struct mt_rep_marks *k);
+
+/*
+ * The recorder marks of a recording ("MTKW", --source auto: one per
+ * process as it ended, with who recorded its allocator calls), read by
+ * mt_rep_marks_meta() into a struct whose `recorders` is true. Sets each
+ * process's `recorder` from the last mark of its pid, then empties k.
+ */
+void mt_rep_recorders_apply(struct mt_rep_marks *k, struct mt_rep *r);
 
 /* The checksum of the records of an MTKA, MTKT, MTKM or MTKR payload. */
 uint32_t mt_rep_fnv1a(const void *data, size_t len);

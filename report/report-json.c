@@ -82,6 +82,10 @@ static void json_proc(FILE *out, const struct mt_rep_proc *p, bool total,
 		} else {
 			fprintf(out, ",\"attached\":false,\"attached_time_ns\":null");
 		}
+		fprintf(out, ",\"recorder\":%s",
+			p->recorder == MT_REP_REC_INTERPOSER ? "\"interposer\"" :
+			p->recorder == MT_REP_REC_UPROBES ? "\"uprobes\"" :
+							    "null");
 	} else {
 		fprintf(out, ",\"attached_processes\":%zu", nattached);
 	}

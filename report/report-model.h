@@ -62,6 +62,10 @@ struct mt_rep_series {
 	bool left_out;           /* over the budget: not in the charts */
 };
 
+/* mt_rep_proc.recorder: the values of MTKW records */
+#define MT_REP_REC_UPROBES 1u
+#define MT_REP_REC_INTERPOSER 2u
+
 struct mt_rep_proc {
 	int32_t pid;
 	uint64_t events;
@@ -80,6 +84,9 @@ struct mt_rep_proc {
 	bool attached;
 	int64_t attached_ts;
 	uint64_t frees_before_attach;
+	/* --source auto: who recorded its allocator calls (MT_REP_REC_*,
+	 * 0: the recording does not say) */
+	uint8_t recorder;
 	struct mt_rep_series series;
 	/* live, peak, mapped, peak_mapped, exact */
 	mt_rep_level lv_live, lv_peak, lv_mapped, lv_peak_mapped;

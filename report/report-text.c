@@ -200,9 +200,14 @@ int mt_rep_text(FILE *out, struct mt_rep *r, const struct mt_report_opts *o)
 	for (i = 0; i < r->nprocs; i++) {
 		const struct mt_rep_proc *p = &r->procs[i];
 
-		snprintf(title, sizeof(title), "process %d%s", (int)p->pid,
+		snprintf(title, sizeof(title), "process %d%s%s", (int)p->pid,
 			 p->attached ? " (attached: recorded from the attach on)" :
-				       "");
+				       "",
+			 p->recorder == MT_REP_REC_INTERPOSER ?
+				 " (recorded by the interposer)" :
+			 p->recorder == MT_REP_REC_UPROBES ?
+				 " (recorded by uprobes)" :
+				 "");
 		print_proc(out, p, title, p->attached ? ATTACHED : NONE);
 	}
 	mt_rep_total(r, &total);

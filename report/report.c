@@ -108,6 +108,7 @@ struct mt_rep_state {
 	uint64_t series_buckets; /* allocated, all processes */
 	/* the decoder's thread fills it, mt_rep_finish() applies it */
 	struct mt_rep_marks marks;
+	struct mt_rep_marks recorders; /* MTKW */
 	/* a sampled recording's counts, parallel to rep.procs and
 	 * rep.sites (NULL when not sampled) */
 	struct fx_proc *fxp;
@@ -1244,6 +1245,11 @@ int mt_rep_on_meta(void *ctx, unsigned int variant, const void *data,
 	if (len >= 4 && !memcmp(data, "MTKA", 4)) {
 		return mt_rep_marks_meta(&st->marks, data, len, st->rep.path);
 	}
+	if (len >= 4 && !memcmp(data, "MTKW", 4)) {
+		st->recorders.recorders = true;
+		return mt_rep_marks_meta(&st->recorders, data, len,
+					 st->rep.path);
+	}
 	if (len < 4 || (memcmp(data, "MTKT", 4) && memcmp(data, "MTKM", 4))) {
 		return 0;
 	}
@@ -1329,6 +1335,7 @@ struct mt_rep *mt_rep_finish(struct mt_rep_state *st)
 	r->mapped = mt_rep_sat(r->lv_mapped);
 	r->peak_mapped = mt_rep_sat(r->lv_peak_mapped);
 	mt_rep_marks_apply(&st->marks, r);
+	mt_rep_recorders_apply(&st->recorders, r);
 	r->damaged_meta = st->marks.damaged + st->sample_damaged +
 			  mt_sym_damaged(r->sym);
 	/* the block tables are only needed while reading */
@@ -1364,5 +1371,6 @@ void mt_rep_free(struct mt_rep_state *st)
 	mt_rep_wrappers_free(&st->rep);
 	mt_sym_free(st->rep.sym);
 	mt_rep_marks_free(&st->marks);
+	mt_rep_marks_free(&st->recorders);
 	free(st);
 }

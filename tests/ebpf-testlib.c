@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 
 #include <memtrack/plugin.h>
@@ -666,4 +667,41 @@ int ebpf_root_marked(const char *out, const char *fn)
 	}
 	free(names);
 	return marked && !whole ? 1 : whole && !marked ? 0 : -1;
+}
+
+int ebpf_setuid_copy(char *dir, size_t dsize, char *path, size_t psize)
+{
+	char buf[65536];
+	struct statvfs vfs;
+	int in, out = -1, ok = 0;
+	ssize_t n;
+
+	snprintf(dir, dsize, "%s/tests/mt-setuid-XXXXXX", ebpf_builddir());
+	if (!mkdtemp(dir)) {
+		return 0;
+	}
+	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)) {
+		fprintf(stderr, "%s is on a nosuid mount\n", dir);
+		rmdir(dir);
+		return 0;
+	}
+	chmod(dir, 0755);
+	snprintf(path, psize, "%s/alloc-basic-setuid", dir);
+	in = open(ebpf_prog("alloc-basic"), O_RDONLY | O_CLOEXEC);
+	if (in >= 0) {
+		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	}
+	if (in >= 0 && out >= 0) {
+		ok = 1;
+		while ((n = read(in, buf, sizeof(buf))) > 0) {
+			ok &= write(out, buf, (size_t)n) == n;
+		}
+	}
+	if (in >= 0) {
+		close(in);
+	}
+	if (out >= 0) {
+		close(out);
+	}
+	return ok && chown(path, 65534, 65534) == 0 && chmod(path, 04755) == 0;
 }

@@ -40,6 +40,13 @@ struct ebpf_trace {
 	char file[32];
 };
 
+/* As root: a copy of alloc-basic owned by nobody with u+s, in a new
+ * directory dir under the build tree, at path: root running it changes
+ * user, so the new image is not dumpable and the loader ignores
+ * LD_PRELOAD (AT_SECURE). Returns 0 when that cannot be (a nosuid
+ * mount), else 1; the caller removes path and dir. */
+int ebpf_setuid_copy(char *dir, size_t dsize, char *path, size_t psize);
+
 /* Exit 77 (skip) without root or BPF; fail instead when
  * MEMTRACK_REQUIRE_BPF=1. Call first in main(). */
 void ebpf_require_bpf(void);

@@ -153,6 +153,16 @@ tests_test_ebpf_CFLAGS = $(TEST_CFLAGS)
 tests_test_ebpf_LDADD = $(TEST_LIBS)
 EXTRA_tests_test_ebpf_DEPENDENCIES = tests/progs/optional.stamp
 
+# --source auto: the scenario table, a mixed tree against the eBPF source,
+# the hand-over
+check_PROGRAMS += tests/test-auto
+TESTS += tests/test-auto
+tests_test_auto_SOURCES = tests/test-auto.c tests/ebpf-testlib.c \
+	tests/ebpf-testlib.h tests/scenarios.c tests/scenarios.h
+tests_test_auto_CFLAGS = $(TEST_CFLAGS)
+tests_test_auto_LDADD = $(TEST_LIBS)
+EXTRA_tests_test_auto_DEPENDENCIES = tests/progs/optional.stamp
+
 # a slow consumer, a small ring, memtrack killed: nothing lost, nothing
 # left stopped
 check_PROGRAMS += tests/test-pressure

@@ -47,6 +47,37 @@ START_TEST(test_no_loss)
 }
 END_TEST
 
+/*
+ * A set-user-ID program, as the command and from a shell: the kernel
+ * takes the perf events a non-dumpable image inherited (they made the
+ * uprobes trap in the tree, plugins/ebpf/scope.c), so the exec gate gives
+ * it its own. Before, its mallocs were not recorded at all.
+ */
+START_TEST(test_setuid)
+{
+	char dir[4000], path[4096], cmd[4200];
+	const char *argv[] = { path, NULL };
+	const char *sh[] = { "/bin/sh", "-c", cmd, NULL };
+	struct ebpf_trace t;
+
+	ck_assert_msg(ebpf_setuid_copy(dir, sizeof(dir), path, sizeof(path)),
+		      "cannot make a set-uid copy of alloc-basic");
+	ck_assert_int_eq(ebpf_trace_run(NULL, argv, &t), 0);
+	ck_assert_msg(t.status == 0, "%s", t.err);
+	ck_assert_int_ge(t.nexp, 20);
+	ck_assert_int_eq(ebpf_trace_check(&t), 0);
+	ebpf_trace_free(&t);
+	snprintf(cmd, sizeof(cmd), "%s; true", path);
+	ck_assert_int_eq(ebpf_trace_run(NULL, sh, &t), 0);
+	ck_assert_msg(t.status == 0, "%s", t.err);
+	ck_assert_int_ge(t.nexp, 20);
+	ck_assert_int_eq(ebpf_trace_check(&t), 0);
+	ebpf_trace_free(&t);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_bad_option)
 {
 	/* an unknown option is refused before anything runs */
@@ -64,6 +95,7 @@ static Suite *ebpf_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_scenario, 0, (int)nscenarios);
 	tcase_add_test(tc, test_no_loss);
+	tcase_add_test(tc, test_setuid);
 	tcase_add_test(tc, test_bad_option);
 	suite_add_tcase(s, tc);
 	return s;

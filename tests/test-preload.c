@@ -144,46 +144,8 @@ START_TEST(test_static_child)
 END_TEST
 
 /* The loader ignores LD_PRELOAD for a set-user-ID program that changes
- * the user: as root, a copy of alloc-basic owned by nobody with u+s;
- * otherwise a set-uid program of the system. */
-static int setuid_copy(char *dir, size_t dsize, char *path, size_t psize)
-{
-	char buf[65536];
-	struct statvfs vfs;
-	int in, out = -1, ok = 0;
-	ssize_t n;
-
-	snprintf(dir, dsize, "%s/tests/mt-setuid-XXXXXX", ebpf_builddir());
-	if (!mkdtemp(dir)) {
-		return 0;
-	}
-	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)) {
-		fprintf(stderr, "%s is on a nosuid mount\n", dir);
-		rmdir(dir);
-		return 0;
-	}
-	chmod(dir, 0755);
-	snprintf(path, psize, "%s/alloc-basic-setuid", dir);
-	in = open(ebpf_prog("alloc-basic"), O_RDONLY | O_CLOEXEC);
-	if (in >= 0) {
-		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-	}
-	if (in >= 0 && out >= 0) {
-		ok = 1;
-		while ((n = read(in, buf, sizeof(buf))) > 0) {
-			ok &= write(out, buf, (size_t)n) == n;
-		}
-	}
-	if (in >= 0) {
-		close(in);
-	}
-	if (out >= 0) {
-		close(out);
-	}
-	ok = ok && chown(path, 65534, 65534) == 0 && chmod(path, 04755) == 0;
-	return ok;
-}
-
+ * the user: as root, a copy of alloc-basic owned by nobody with u+s
+ * (ebpf_setuid_copy()); otherwise a set-uid program of the system. */
 START_TEST(test_setuid)
 {
 	static const char *const system_ones[] = {
@@ -197,7 +159,7 @@ START_TEST(test_setuid)
 	size_t i;
 
 	if (geteuid() == 0) {
-		ck_assert_msg(setuid_copy(dir, sizeof(dir), path, sizeof(path)),
+		ck_assert_msg(ebpf_setuid_copy(dir, sizeof(dir), path, sizeof(path)),
 			      "cannot make a set-uid copy of alloc-basic");
 		/* as the command, and as a child of it */
 		argv[0] = path;

@@ -3,7 +3,8 @@
  * tests/test-sources-agree.c - the eBPF and the preload source on the same
  * real programs of Debian (a database shell, a JSON processor, a
  * compressor, two text tools): the same deterministic command recorded by
- * each must give equal per-type counts and byte sums (issue 11).
+ * each must give equal per-type counts and byte sums (issue 11); so must
+ * `--source auto`, whose interposer records them all (issue 23).
  *
  * What is compared (compare_types() takes the set):
  * - the allocator types, Malloc, Calloc, Realloc, AlignedAlloc and Free,
@@ -87,7 +88,8 @@ static void sum_types(const struct ebpf_trace *t, struct type_sums *s)
 /* Prints a line per type of either recording (the table in the test's
  * log) and returns how many of the types in the set differ. */
 static int compare_types(const char *name, const struct type_sums *ebpf,
-			 const struct type_sums *preload, unsigned int types)
+			 const struct type_sums *preload, unsigned int types,
+			 const char *other)
 {
 	unsigned int k;
 	int bad = 0;
@@ -104,9 +106,10 @@ static int compare_types(const char *name, const struct type_sums *ebpf,
 		}
 		fprintf(stderr,
 			"%-8s %-13s ebpf %8" PRIu64 " %12" PRIu64
-			"  preload %8" PRIu64 " %12" PRIu64 "%s\n",
+			"  %s %8" PRIu64 " %12" PRIu64 "%s\n",
 			name, mt_event_kind_name(k), ebpf->count[k],
-			ebpf->bytes[k], preload->count[k], preload->bytes[k],
+			ebpf->bytes[k], other, preload->count[k],
+			preload->bytes[k],
 			k == MT_EV_MMAP && (types & SYSCALL_TYPES) ?
 				"  (up to ld.so's start-up)" :
 			!(types & TYPE(k)) ? "  (not compared)" :
@@ -145,11 +148,25 @@ static void record(const char *source, const char *const *argv,
 		      argv[0], source, t->status, t->err);
 }
 
+/* Mmap of the other source: eBPF's, up to ld.so's start-up. */
+static void check_mmap(const char *name, const struct type_sums *se,
+		       const struct type_sums *sp, const char *other)
+{
+	uint64_t ne = se->count[MT_EV_MMAP], np = sp->count[MT_EV_MMAP];
+	uint64_t be = se->bytes[MT_EV_MMAP], bp = sp->bytes[MT_EV_MMAP];
+
+	ck_assert_msg((np > ne ? np - ne : ne - np) <= 1 &&
+			      (bp > be ? bp - be : be - bp) <= LOADER_MMAP_SLACK,
+		      "%s: Mmap: ebpf %" PRIu64 " (%" PRIu64 " bytes), %s %" PRIu64
+		      " (%" PRIu64 " bytes): more than ld.so's start-up differs",
+		      name, ne, be, other, np, bp);
+}
+
 /* Record argv under each source and compare. */
 static void check_agree(const char *name, const char *const *argv)
 {
-	struct ebpf_trace e, p;
-	struct type_sums se, sp;
+	struct ebpf_trace e, p, a;
+	struct type_sums se, sp, sa;
 	unsigned int types = ALLOCATOR_TYPES, k;
 	uint64_t allocs = 0;
 	int bad;
@@ -164,19 +181,17 @@ static void check_agree(const char *name, const char *const *argv)
 	if (preload_traced_syscalls(&p)) {
 		types |= SYSCALL_TYPES;
 	}
-	bad = compare_types(name, &se, &sp, types);
+	bad = compare_types(name, &se, &sp, types, "preload");
 	if (types & SYSCALL_TYPES) {
-		uint64_t ne = se.count[MT_EV_MMAP], np = sp.count[MT_EV_MMAP];
-		uint64_t be = se.bytes[MT_EV_MMAP], bp = sp.bytes[MT_EV_MMAP];
-
-		ck_assert_msg((np > ne ? np - ne : ne - np) <= 1 &&
-				      (bp > be ? bp - be : be - bp) <=
-					      LOADER_MMAP_SLACK,
-			      "%s: Mmap: ebpf %" PRIu64 " (%" PRIu64
-			      " bytes), preload %" PRIu64 " (%" PRIu64
-			      " bytes): more than ld.so's start-up differs",
-			      name, ne, be, np, bp);
+		check_mmap(name, &se, &sp, "preload");
 	}
+	/* --source auto: every process here is the interposer's */
+	record("auto", argv, &a);
+	sum_types(&a, &sa);
+	bad += compare_types(name, &se, &sa, ALLOCATOR_TYPES | SYSCALL_TYPES,
+			     "auto");
+	check_mmap(name, &se, &sa, "auto");
+	ebpf_trace_free(&a);
 	for (k = 0; k < MT_EV_KIND_COUNT; k++) {
 		if (ALLOCATOR_TYPES & TYPE(k)) {
 			allocs += se.count[k];

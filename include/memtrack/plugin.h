@@ -264,6 +264,11 @@ struct mt_source_stats {
 	 * seemed gone to them (a frozen memtrack): their later events are
 	 * missing, which the host reports, exiting 1 */
 	uint64_t gave_up;
+	/* Added within 1.3 (the struct's size says whether a peer has
+	 * them): processes of the tree that ended, by who recorded their
+	 * allocator calls (--source auto; 0 and 0 for other sources) */
+	uint64_t procs_interposer;
+	uint64_t procs_uprobes;
 };
 
 /* read() result flags */

@@ -22,6 +22,10 @@
  *                        host's --stacks); see stacks.c
  *   stack-depth=N        frames per stack, 1 to 127 (default 64; implies
  *                        stacks; the host's --stack-depth)
+ *   handover             --source auto: a process whose interposer (the
+ *                        preload source's) says hello records its own
+ *                        allocator calls, and the syscalls are the preload
+ *                        source's (scope.c, attach.c)
  */
 #include "config.h"
 
@@ -130,6 +134,8 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 		} else if (!strcmp(tok, "scope=system") ||
 			   !strcmp(tok, "scope=tree")) {
 			st->scope_system = tok[6] == 's';
+		} else if (!strcmp(tok, "handover")) {
+			st->handover = 1;
 		} else if (!strcmp(tok, "stacks")) {
 			if (!st->stack_depth) {
 				st->stack_depth = DEFAULT_STACK_DEPTH;
@@ -166,7 +172,7 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 			}
 		} else {
 			ebpf_log(st, MT_LOG_ERROR,
-				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, stacks, stack-depth=N, stack-table-size=BYTES)",
+				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, stacks, stack-depth=N, stack-table-size=BYTES, handover)",
 				 tok);
 			err = -EINVAL;
 			break;

@@ -340,7 +340,58 @@ struct probe_list {
 	size_t phnum;
 	struct probe *probes;
 	size_t n, cap;
+	uint64_t flags; /* or'ed into every cookie (MT_CK_PROG) */
 };
+
+/* Whether the ELF file has a DT_SONAME: a library. */
+static int elf_has_soname(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL))) {
+			continue;
+		}
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) ||
+			    dyn.d_tag == DT_NULL) {
+				break;
+			}
+			if (dyn.d_tag == DT_SONAME) {
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* A program file: an executable (ET_EXEC), or one with an interpreter
+ * that is not a library (libc.so.6 has an interpreter: it runs). */
+static int elf_is_program(Elf *elf, size_t phnum)
+{
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(elf, &eh)) {
+		return 0;
+	}
+	if (eh.e_type == ET_EXEC) {
+		return 1;
+	}
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP) {
+			return !elf_has_soname(elf);
+		}
+	}
+	return 0;
+}
 
 /* One symbol: a probe when it is an exported allocator entry point. */
 static int probe_sym(const GElf_Sym *sym, const char *name, void *arg)
@@ -362,7 +413,7 @@ static int probe_sym(const GElf_Sym *sym, const char *name, void *arg)
 	}
 	pl->probes = p;
 	p[pl->n].offset = off;
-	p[pl->n].cookie = as->cookie;
+	p[pl->n].cookie = as->cookie | pl->flags;
 	p[pl->n].name = as->name;
 	pl->n++;
 	return 0;
@@ -391,6 +442,10 @@ static int elf_probes(struct ebpf_state *st, const char *path,
 	    elf_getphdrnum(pl.elf, &pl.phnum)) {
 		/* not ELF (a script interpreter's input, ...): nothing here */
 		goto end;
+	}
+	if (st->handover && elf_is_program(pl.elf, pl.phnum)) {
+		/* no interposer sees its calls inside (MT_CK_PROG) */
+		pl.flags = MT_CK_PROG;
 	}
 	err = mt_elf_for_each_func(pl.elf, probe_sym, &pl);
 end:
@@ -428,12 +483,81 @@ static int attach_entry_point(struct ebpf_state *st, const char *path,
 	}
 	/* the exit program reads what the entry stored */
 	ropts.retprobe = true;
+	/* read by nobody, but a program file's returns are an event of
+	 * their own (scope.c) */
+	ropts.bpf_cookie = p->cookie & MT_CK_PROG;
 	ret = attach_one(st, st->skel->progs.alloc_exit, path, p, &ropts,
 			 shown);
 	if (!ret) {
 		st->attach_count++;
 	}
 	return ret;
+}
+
+/* The file offset of the section named name of the ELF file at fd. */
+static int section_offset(int fd, const char *name, uint64_t *off)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int err = -ENOENT;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF ||
+	    elf_getshdrstrndx(elf, &shstrndx)) {
+		err = -ENOEXEC;
+		goto end;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(n, name) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR)) {
+			continue;
+		}
+		*off = sh.sh_offset;
+		err = 0;
+		break;
+	}
+end:
+	if (elf) {
+		elf_end(elf);
+	}
+	return err;
+}
+
+/*
+ * Handover (--source auto): the preload source's interposer, known by its
+ * section "memtrack_hello" (a section survives strip; a symbol would be
+ * one more in the program's address space), gets the hello uprobe at the
+ * function the section holds, and no allocator probe: its hooks forward
+ * to the allocator that the probes of the other files see. Returns 1 when
+ * path is not the interposer, else attach_one()'s result.
+ */
+static int attach_hello(struct ebpf_state *st, const char *path,
+			const char *shown)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	struct probe p = { .name = "hello" };
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return 1; /* elf_probes() says why */
+	}
+	err = section_offset(fd, "memtrack_hello", &p.offset);
+	close(fd);
+	if (err) {
+		return 1;
+	}
+	err = attach_one(st, st->skel->progs.hello_enter, path, &p, &opts,
+			 shown);
+	if (!err) {
+		ebpf_log(st, MT_LOG_DEBUG, "%s: the interposer's hello", shown);
+	}
+	return err;
 }
 
 static int attach_file(struct ebpf_state *st, const char *path,
@@ -444,6 +568,18 @@ static int attach_file(struct ebpf_state *st, const char *path,
 	size_t scope_from = ebpf_scope_nevs(st);
 	int err, ret;
 
+	if (st->handover && (ret = attach_hello(st, path, shown)) != 1) {
+		if (ret > 0 || ret == -ENOMEM) {
+			return -ENOMEM;
+		}
+		if (ret == -ESRCH || ret == -ENOENT) {
+			return ret;
+		}
+		if (ebpf_scope_cover(st, scope_from) == -ENOMEM) {
+			return -ENOMEM;
+		}
+		return 0;
+	}
 	err = elf_probes(st, path, shown, &probes, &n);
 	if (err) {
 		/* only running out of memory stops the attach, and a process

@@ -157,6 +157,16 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 	if (c->type == MT_CTL_EXIT) {
 		return ebpf_note_exit(st, c->tgid);
 	}
+	if (c->type == MT_CTL_GONE) {
+		return ebpf_note_recorder(st, (pid_t)c->tgid,
+					  c->pad & MT_TR_INTERPOSED, c->ts);
+	}
+	if (c->type == MT_CTL_HELLO) {
+		/* not a stop: its interposer records it from now on */
+		st->hellos++;
+		ebpf_scope_release(st, (pid_t)c->tgid);
+		return 0;
+	}
 	if (c->type == MT_CTL_EXEC) {
 		/* not a stop either: the exec gate attached what the new
 		 * image runs, and its first executable mmap waits in the

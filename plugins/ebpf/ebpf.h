@@ -188,8 +188,18 @@ struct ebpf_state {
 	size_t scope_nevs, scope_evs_cap;
 	uint64_t scope_appends;
 	int *scope_fds;
-	size_t scope_nfds, scope_fds_cap;
+	/* per fd: the process it was opened on, and whether its event is
+	 * one of program files (handover: kept at the hello) */
+	struct ebpf_scope_tag *scope_fd_tag;
+	size_t scope_nfds, scope_fds_cap, scope_tgids_cap;
 	uint64_t scope_opens, scope_passes, scope_waits, scope_ns;
+	uint64_t scope_exec_covers, scope_releases, scope_release_ns;
+	/* source arg handover (--source auto): a process whose interposer
+	 * (the preload source's) says hello records its own allocator
+	 * calls, the syscalls are the preload source's, and uprobes trap in
+	 * a process from its exec until its hello (scope.c, attach.c) */
+	int handover;
+	uint64_t hellos;
 	struct ebpf_hold *holds;
 	size_t nholds, holds_cap;
 
@@ -220,6 +230,8 @@ struct ebpf_state {
 	struct ebpf_blob meta_stacks; /* "MTKT" */
 	struct ebpf_blob meta_maps;   /* "MTKM" */
 	struct ebpf_blob meta_attach; /* "MTKA" (any run: --pid) */
+	struct ebpf_blob meta_recorder; /* "MTKW" (handover) */
+	uint64_t procs_interposer, procs_uprobes; /* handover: ended */
 	/* payloads finished ahead of the two above, written first: the
 	 * mappings and stacks from before a change of what addresses name */
 	struct ebpf_blob *sealed;
@@ -263,6 +275,11 @@ struct bpf_link;
 struct ebpf_scope_ev {
 	uint64_t key;
 	uint32_t id;
+	int prog; /* its probes are in program files (MT_CK_PROG) */
+};
+struct ebpf_scope_tag {
+	pid_t tgid;
+	int prog;
 };
 /* scope.c: uprobes limited to the traced tree (see there). init decides,
  * before the BPF object is loaded; attach adds one probe to the event of
@@ -277,6 +294,8 @@ int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
 		      uint64_t cookie, struct bpf_link **out);
 size_t ebpf_scope_nevs(const struct ebpf_state *st);
 int ebpf_scope_cover(struct ebpf_state *st, size_t from);
+int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid);
+void ebpf_scope_release(struct ebpf_state *st, pid_t tgid);
 void ebpf_scope_done(struct ebpf_state *st);
 int ebpf_scope_remove_group(const char *tracefs);
 
@@ -357,6 +376,8 @@ int ebpf_note_fork(struct ebpf_state *st, pid_t parent, pid_t child);
 int ebpf_note_exit(struct ebpf_state *st, pid_t pid);
 /* memtrack --pid: process pid is recorded from ts_ns (CLOCK_MONOTONIC) on,
  * and what it allocated before is not in the file ("MTKA"). */
+int ebpf_note_recorder(struct ebpf_state *st, pid_t pid, int interposed,
+		       uint64_t ts_ns);
 int ebpf_note_attach(struct ebpf_state *st, pid_t pid, uint64_t ts_ns);
 /* Write what was collected, before the events read next. */
 int ebpf_meta_flush(struct ebpf_state *st, struct mt_emitter *em);

@@ -54,6 +54,7 @@
 #include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
@@ -396,6 +397,27 @@ static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 	close(fd);
 }
 
+/*
+ * Whether an exec of path leaves the process without the perf events it
+ * inherited: the kernel ends them all (perf_event_exit_task()) when the
+ * new image is not dumpable, which a set-user-ID or set-group-ID file, file
+ * capabilities or a file the caller may not read make it (fs/exec.c).
+ * Inherited, the uprobes' filter (scope.c) would not hold such a program
+ * from its first instruction: it gets events of its own before the exec,
+ * which the kernel keeps with their owner. The tests are the cheap ones;
+ * a file that passes them for nothing only costs its events.
+ */
+static int exec_drops_inherited(const char *path)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) || !S_ISREG(sb.st_mode)) {
+		return 0;
+	}
+	return (sb.st_mode & (S_ISUID | S_ISGID)) || !(sb.st_mode & S_IROTH) ||
+	       getxattr(path, "security.capability", NULL, 0) >= 0;
+}
+
 static void gate_handle(struct ebpf_state *st, int lfd,
 			const struct seccomp_notif *req)
 {
@@ -468,6 +490,20 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 	/* what we read was the caller's, in that call (not a pid reused) */
 	if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id)) {
 		return;
+	}
+	if (st->handover || exec_drops_inherited(full)) {
+		/* what it runs attached, then: with handover, its calls are
+		 * ours until its interposer says hello; else the events it
+		 * inherited are gone at exec */
+		if (st->handover) {
+			gate_exec(st, pid, full, path, 0, NULL);
+		}
+		pthread_mutex_lock(&st->attach_lock);
+		ebpf_scope_cover_exec(st, pid, tgid_of(pid));
+		pthread_mutex_unlock(&st->attach_lock);
+		if (st->handover) {
+			return;
+		}
 	}
 	if (st->gate_stacks) {
 		struct gate_image img = { 0 };

@@ -64,6 +64,10 @@ const volatile unsigned long long stack_wakeup_at = 0;
 /* tests: as if bpf_find_vma() always found its mmap lock busy
  * (MEMTRACK_TEST_NO_FIND_VMA, source.c) */
 const volatile unsigned int test_no_find_vma = 0;
+/* --source auto (handover): the syscalls are the preload source's to
+ * record, and a process whose interposer said hello records its own
+ * allocator calls (see `tracked`) */
+const volatile unsigned int no_sys_events = 0;
 
 /* Mutable state shared with user space (.bss is mmapped). */
 volatile unsigned int enabled = 0;
@@ -189,7 +193,7 @@ struct {
 	__type(value, struct mt_unw_proc);
 } unw_chunks SEC(".maps");
 
-/* tgid (global) -> 1 */
+/* tgid (global) -> MT_TR_* bits */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -283,6 +287,17 @@ static __always_inline int is_tracked(u64 id)
 	u32 tgid = id >> 32;
 
 	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+}
+
+/* Tracked, and this call is ours to record: not one that the process's
+ * interposer sees (--source auto), which is every call but those of a
+ * function in a program file (MT_CK_PROG: a static allocator's, called
+ * inside the executable). */
+static __always_inline int is_probed(u64 id, u64 cookie)
+{
+	u32 tgid = id >> 32, *v = bpf_map_lookup_elem(&tracked, &tgid);
+
+	return v && (!(*v & MT_TR_INTERPOSED) || (cookie & MT_CK_PROG));
 }
 
 static __always_inline struct thread_state *thread_get(u64 id)
@@ -963,16 +978,15 @@ int BPF_KPROBE(alloc_enter, u64 a1, u64 a2, u64 a3)
 	u64 id = bpf_get_current_pid_tgid();
 	u64 sp = PT_REGS_SP(ctx);
 	struct thread_state *st;
-	u64 cookie, size = 0, ptr = 0;
+	u64 cookie = bpf_get_attach_cookie(ctx), size = 0, ptr = 0;
 
-	if (!is_tracked(id)) {
+	if (!is_probed(id, cookie)) {
 		return 0;
 	}
 	st = thread_get(id);
 	if (!st) {
 		return 0;
 	}
-	cookie = bpf_get_attach_cookie(ctx);
 	/* sp == a_sp: the outer tail-called us (realloc(NULL, n) jumps to
 	 * malloc): still the outer's call, whose kind is reported */
 	if (st->a_sp && sp <= st->a_sp) {
@@ -1113,7 +1127,7 @@ int BPF_KPROBE(free_enter, u64 ptr)
 	u64 sp = PT_REGS_SP(ctx);
 	struct thread_state *st;
 
-	if (!ptr || !is_tracked(id)) {
+	if (!ptr || !is_probed(id, bpf_get_attach_cookie(ctx))) {
 		return 0;
 	}
 	st = thread_get(id);
@@ -1129,6 +1143,35 @@ int BPF_KPROBE(free_enter, u64 ptr)
 	st->f_addr = ptr;
 	st->f_sp = sp;
 	emit(id, MT_EV_FREE, ptr, 0, 0, 0, 0);
+	return 0;
+}
+
+/*
+ * --source auto: the interposer of the preload source calls its hello
+ * function once per process image, before it records its first call
+ * (plugins/preload/interposer/interpose.c). From this trap on, the
+ * process's allocator calls are the interposer's: ours were every one
+ * before. Its fork children inherit the bit (on_fork), an exec clears it
+ * (on_exec). User space closes the perf events that made the process
+ * trap (scope.c).
+ */
+SEC("uprobe")
+int BPF_KPROBE(hello_enter)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tgid = id >> 32, *v = bpf_map_lookup_elem(&tracked, &tgid);
+	struct mt_ctl c = { .type = MT_CTL_HELLO };
+
+	if (!v) {
+		return 0;
+	}
+	__sync_fetch_and_or(v, MT_TR_INTERPOSED);
+	c.tgid = tgid;
+	c.tid = (u32)id;
+	c.ts = bpf_ktime_get_ns();
+	if (bpf_ringbuf_output(&ctl, &c, sizeof(c), 0)) {
+		__sync_fetch_and_add(&ctl_dropped, 1);
+	}
 	return 0;
 }
 
@@ -1181,7 +1224,7 @@ SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	u64 id = bpf_get_current_pid_tgid();
-	u32 tgid, pid, one = 1;
+	u32 tgid, pid, ptgid, one = 1, *pv;
 
 	if (!is_tracked(id)) {
 		return 0;
@@ -1193,6 +1236,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	pid = BPF_CORE_READ(child, pid);
 	if (tgid != pid) {
 		return 0; /* a thread: its tgid is tracked already */
+	}
+	/* the child runs the parent's image: the same recorder */
+	ptgid = id >> 32;
+	pv = bpf_map_lookup_elem(&tracked, &ptgid);
+	if (pv) {
+		one = *pv;
 	}
 	if (bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY)) {
 		__sync_fetch_and_add(&untracked, 1);
@@ -1245,6 +1294,18 @@ int BPF_PROG(on_exit, struct task_struct *task)
 
 		struct mt_unw_proc *maps;
 
+		if (no_sys_events) {
+			/* auto: who recorded its last image (MTKW) */
+			u32 *v = bpf_map_lookup_elem(&tracked, &tgid);
+			struct mt_ctl g = { .type = MT_CTL_GONE,
+					    .tgid = utgid,
+					    .pad = v ? *v : 0,
+					    .ts = bpf_ktime_get_ns() };
+
+			if (bpf_ringbuf_output(&ctl, &g, sizeof(g), 0)) {
+				__sync_fetch_and_add(&ctl_dropped, 1);
+			}
+		}
 		bpf_map_delete_elem(&tracked, &tgid);
 		maps = stack_depth ? bpf_map_lookup_elem(&unw_procs, &utgid) :
 				     NULL;
@@ -1291,6 +1352,14 @@ int BPF_PROG(on_exec, struct task_struct *task)
 	}
 	/* the old image's calls in flight are gone */
 	bpf_map_delete_elem(&threads, &id);
+	/* the new image's calls are ours until its interposer says hello */
+	{
+		u32 tgid = id >> 32, *v = bpf_map_lookup_elem(&tracked, &tgid);
+
+		if (v && (*v & MT_TR_INTERPOSED)) {
+			__sync_fetch_and_and(v, ~(u32)MT_TR_INTERPOSED);
+		}
+	}
 
 	inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
 	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
@@ -1343,6 +1412,9 @@ static __always_inline struct mt_sys_call *sys_call_get(u64 id, int create)
 
 static __always_inline void sys_emit(u64 id, u32 kind, u64 addr, u64 size)
 {
+	if (no_sys_events) {
+		return; /* the preload source's to record */
+	}
 	emit(id, kind, addr, size, 0, 0, 0);
 }
 

@@ -16,6 +16,9 @@
  *               new: an exception unwinding through a uretprobe'd frame
  *               finds the trampoline as return address and terminates);
  *               the allocator call it makes reports the result instead
+ *   bit 17      MT_CK_PROG (handover): the function is in a program file
+ *               (an executable), whose calls to it no interposer sees:
+ *               ours even in a process the interposer records
  */
 #define MT_COOKIE(kind, shape) ((unsigned long long)(kind) | \
 				((unsigned long long)(shape) << 8))
@@ -23,6 +26,7 @@
 #define MT_COOKIE_SHAPE(c) (((c) >> 8) & 0xff)
 #define MT_KIND_DERIVED 0xff
 #define MT_CK_NORET (1ull << 16)
+#define MT_CK_PROG (1ull << 17)
 
 enum mt_shape {
 	MT_SH_SIZE1 = 1,	/* f(size, ...) */
@@ -55,7 +59,20 @@ enum mt_ctl_type {
 	MT_CTL_EXEC = 4,	/* with stacks, not a stop: tgid exec'd the
 				 * file the exec gate saw it ask for (dev,
 				 * ino); user space records its mappings */
+	MT_CTL_HELLO = 6,	/* not a stop: tgid's interposer records its
+				 * allocator calls from now on (auto) */
+	MT_CTL_GONE = 7,	/* not a stop (auto): tgid ended; pad: its
+				 * `tracked` bits (MT_TR_*) */
 };
+
+/* MTKW records (README.md): who recorded a process's allocator calls */
+#define MT_REC_UPROBES 1u
+#define MT_REC_INTERPOSER 2u
+
+/* Values of the `tracked` map: a bit set (1 alone: a process of the tree
+ * whose allocator calls are probed). */
+#define MT_TR_TRACKED 1u
+#define MT_TR_INTERPOSED 2u /* its interposer said hello (auto) */
 
 /* mt_ctl.pad of an MT_CTL_ATTACH record with stacks: the stop is at exec
  * (the process's earlier mappings are gone) */

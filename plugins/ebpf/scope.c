@@ -51,6 +51,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,20 +297,27 @@ static int read_id(struct ebpf_state *st, const char *name, uint32_t *id)
 }
 
 /* Probes share an event when the program sees no difference between
- * them: every free (free_enter reads no cookie), every return
+ * them: every free (free_enter reads no cookie but MT_CK_PROG), every return
  * (alloc_exit reads what the entry stored), and the entries of one
  * cookie, whatever the file. */
 #define SCOPE_KEY_RET (~0ull)
 #define SCOPE_KEY_FREE (~0ull - 1)
+#define SCOPE_KEY_HELLO (~0ull - 2)
+#define SCOPE_KEY_FREE_PROG (~0ull - 3)
+#define SCOPE_KEY_RET_PROG (~0ull - 4)
 
 static uint64_t ev_key(struct ebpf_state *st, struct bpf_program *prog,
 		       int retprobe, uint64_t cookie)
 {
 	if (retprobe) {
-		return SCOPE_KEY_RET;
+		return cookie & MT_CK_PROG ? SCOPE_KEY_RET_PROG : SCOPE_KEY_RET;
 	}
 	if (prog == st->skel->progs.free_enter) {
-		return SCOPE_KEY_FREE;
+		return cookie & MT_CK_PROG ? SCOPE_KEY_FREE_PROG :
+					     SCOPE_KEY_FREE;
+	}
+	if (prog == st->skel->progs.hello_enter) {
+		return SCOPE_KEY_HELLO;
 	}
 	return cookie;
 }
@@ -320,6 +328,12 @@ static void ev_name(uint64_t key, char *name, size_t len)
 		snprintf(name, len, SCOPE_EV_PREFIX "ret");
 	} else if (key == SCOPE_KEY_FREE) {
 		snprintf(name, len, SCOPE_EV_PREFIX "free");
+	} else if (key == SCOPE_KEY_RET_PROG) {
+		snprintf(name, len, SCOPE_EV_PREFIX "ret_prog");
+	} else if (key == SCOPE_KEY_FREE_PROG) {
+		snprintf(name, len, SCOPE_EV_PREFIX "free_prog");
+	} else if (key == SCOPE_KEY_HELLO) {
+		snprintf(name, len, SCOPE_EV_PREFIX "hello");
 	} else {
 		snprintf(name, len, SCOPE_EV_PREFIX "alloc_%llx",
 			 (unsigned long long)key);
@@ -404,6 +418,7 @@ int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
 	}
 	evs[st->scope_nevs].key = key;
 	evs[st->scope_nevs].id = id;
+	evs[st->scope_nevs].prog = !!(cookie & MT_CK_PROG);
 	st->scope_nevs++;
 	*out = link;
 	return 0;
@@ -433,52 +448,83 @@ static size_t done_at(const struct cover_run *r, pid_t tid)
 	return lo;
 }
 
-static int cover_thread(struct ebpf_state *st, struct cover_run *r, pid_t tid)
+/* Room for n more filter fds. */
+static int fds_reserve(struct ebpf_state *st, size_t n)
 {
-	size_t at = done_at(r, tid), i;
-	pid_t *p;
-	int *fds;
+	int *fds = mt_array_grow(st->scope_fds, &st->scope_fds_cap,
+				 st->scope_nfds + n, sizeof(*fds));
+	struct ebpf_scope_tag *tags;
 
-	if (at < r->ndone && r->done[at] == tid) {
-		return 0;
-	}
-	p = mt_array_grow(r->done, &r->cap, r->ndone + 1, sizeof(*p));
-	fds = mt_array_grow(st->scope_fds, &st->scope_fds_cap,
-			    st->scope_nfds + (r->to - r->from), sizeof(*fds));
-	if (p) {
-		r->done = p;
-	}
 	if (fds) {
 		st->scope_fds = fds;
 	}
-	if (!p || !fds) {
+	tags = mt_array_grow(st->scope_fd_tag, &st->scope_tgids_cap,
+			     st->scope_nfds + n, sizeof(*tags));
+	if (tags) {
+		st->scope_fd_tag = tags;
+	}
+	return fds && tags ? 0 : -ENOMEM;
+}
+
+/* The filter events [from, to) on thread tid of process tgid; prog_only:
+ * only those of program files (a process its interposer records). */
+static int open_filters(struct ebpf_state *st, size_t from, size_t to,
+			pid_t tid, pid_t tgid, int prog_only)
+{
+	size_t i;
+
+	if (fds_reserve(st, to - from)) {
 		return -ENOMEM;
 	}
-	memmove(p + at + 1, p + at, (r->ndone - at) * sizeof(*p));
-	p[at] = tid;
-	r->ndone++;
-	r->opened++;
-	for (i = r->from; i < r->to; i++) {
-		int fd = perf_open(st->scope_evs[i].id, tid, 1);
+	for (i = from; i < to; i++) {
+		int fd;
 
+		if (prog_only && !st->scope_evs[i].prog) {
+			continue;
+		}
+		fd = perf_open(st->scope_evs[i].id, tid, 1);
 		if (fd < 0) {
 			if (errno == ESRCH) {
 				return 0; /* gone: nothing of it to trace */
 			}
 			return -errno;
 		}
+		st->scope_fd_tag[st->scope_nfds].tgid = tgid;
+		st->scope_fd_tag[st->scope_nfds].prog = st->scope_evs[i].prog;
 		st->scope_fds[st->scope_nfds++] = fd;
 		st->scope_opens++;
 	}
 	return 0;
 }
 
-/* every thread of every tracked process, once */
+static int cover_thread(struct ebpf_state *st, struct cover_run *r, pid_t tid,
+			pid_t tgid, int prog_only)
+{
+	size_t at = done_at(r, tid);
+	pid_t *p;
+
+	if (at < r->ndone && r->done[at] == tid) {
+		return 0;
+	}
+	p = mt_array_grow(r->done, &r->cap, r->ndone + 1, sizeof(*p));
+	if (!p) {
+		return -ENOMEM;
+	}
+	r->done = p;
+	memmove(p + at + 1, p + at, (r->ndone - at) * sizeof(*p));
+	p[at] = tid;
+	r->ndone++;
+	r->opened++;
+	return open_filters(st, r->from, r->to, tid, tgid, prog_only);
+}
+
+/* every thread of every tracked process, once; with handover, not those
+ * whose interposer records them */
 static int cover_pass(struct ebpf_state *st, struct cover_run *r)
 {
 	int tfd = bpf_map__fd(st->skel->maps.tracked);
-	uint32_t key, next, *prev = NULL;
-	int err = 0;
+	uint32_t key, next, *prev = NULL, val;
+	int err = 0, prog_only;
 
 	while (!err && !bpf_map_get_next_key(tfd, prev, &next)) {
 		char path[64];
@@ -487,6 +533,9 @@ static int cover_pass(struct ebpf_state *st, struct cover_run *r)
 
 		key = next;
 		prev = &key;
+		prog_only = st->handover &&
+			    (bpf_map_lookup_elem(tfd, &key, &val) ||
+			     (val & MT_TR_INTERPOSED));
 		snprintf(path, sizeof(path), "/proc/%u/task", next);
 		d = opendir(path);
 		if (!d) {
@@ -499,7 +548,8 @@ static int cover_pass(struct ebpf_state *st, struct cover_run *r)
 			if (de->d_name[0] < '1' || de->d_name[0] > '9' || *end) {
 				continue;
 			}
-			err = cover_thread(st, r, (pid_t)tid);
+			err = cover_thread(st, r, (pid_t)tid, (pid_t)key,
+					   prog_only);
 		}
 		closedir(d);
 	}
@@ -552,6 +602,66 @@ int ebpf_scope_cover(struct ebpf_state *st, size_t from)
 	return err;
 }
 
+/*
+ * Thread tid of process tgid waits in the exec gate to exec: with
+ * handover (--source auto), whatever it runs, its allocator calls are ours
+ * until its interposer says hello (if it has one); else it execs a program
+ * that the kernel takes the inherited events from (gate.c). Either way
+ * every event traps in it from its first instruction. The events are opened on the thread, which is the
+ * new image's only one, and inherited by what it makes. An exec that
+ * fails (execvp trying its PATH) leaves the old image trapping: until its
+ * next exec if it had an interposer (BPF drops those calls), for good if
+ * it had none. A thread already covered gets the events twice, which
+ * changes nothing. The caller holds attach_lock.
+ */
+int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid)
+{
+	uint64_t t0;
+	int err;
+
+	if (!st->scope_ok || !st->scope_nevs || tgid <= 0) {
+		return 0;
+	}
+	t0 = ebpf_now_ns();
+	err = open_filters(st, 0, st->scope_nevs, tid, tgid, 0);
+	st->scope_exec_covers++;
+	st->scope_ns += ebpf_now_ns() - t0;
+	if (err) {
+		ebpf_log(st, MT_LOG_WARN,
+			 "scope: cannot open the uprobes' perf events for process %d at its exec: %s; calls made before its interposer starts may be missed",
+			 (int)tgid, strerror(-err));
+	}
+	return err;
+}
+
+/* Handover: process tgid's interposer said hello: its allocator calls
+ * are its own to record, nothing of ours traps in it any more (nor in
+ * what it made since: the copies go with the events) but the functions
+ * of program files, which no interposer sees called. */
+void ebpf_scope_release(struct ebpf_state *st, pid_t tgid)
+{
+	uint64_t t0 = ebpf_now_ns();
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&st->attach_lock);
+	for (i = 0; i < st->scope_nfds; i++) {
+		/* the functions of program files stay ours (MT_CK_PROG) */
+		if (st->scope_fd_tag[i].tgid == tgid &&
+		    !st->scope_fd_tag[i].prog) {
+			close(st->scope_fds[i]);
+			continue;
+		}
+		st->scope_fds[n] = st->scope_fds[i];
+		st->scope_fd_tag[n++] = st->scope_fd_tag[i];
+	}
+	if (n != st->scope_nfds) {
+		st->scope_releases++;
+	}
+	st->scope_nfds = n;
+	st->scope_release_ns += ebpf_now_ns() - t0;
+	pthread_mutex_unlock(&st->attach_lock);
+}
+
 size_t ebpf_scope_nevs(const struct ebpf_state *st)
 {
 	return st->scope_nevs;
@@ -573,12 +683,22 @@ void ebpf_scope_done(struct ebpf_state *st)
 			 (unsigned long long)st->scope_waits,
 			 (double)st->scope_ns / 1e6);
 	}
+	if (st->handover) {
+		ebpf_log(st, MT_LOG_DEBUG,
+			 "scope: %llu execs covered, %llu hellos, %llu processes released in %.1f ms",
+			 (unsigned long long)st->scope_exec_covers,
+			 (unsigned long long)st->hellos,
+			 (unsigned long long)st->scope_releases,
+			 (double)st->scope_release_ns / 1e6);
+	}
 	for (size_t i = 0; i < st->scope_nfds; i++) {
 		close(st->scope_fds[i]);
 	}
 	st->scope_nfds = 0;
 	free(st->scope_fds);
 	st->scope_fds = NULL;
+	free(st->scope_fd_tag);
+	st->scope_fd_tag = NULL;
 	free(st->scope_evs);
 	st->scope_evs = NULL;
 	st->scope_nevs = 0;

@@ -92,6 +92,12 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	if (err) {
 		goto error;
 	}
+	if (st->handover && st->stack_depth) {
+		ebpf_log(st, MT_LOG_ERROR,
+			 "handover does not take stacks yet (--source auto): use --source ebpf or preload for --stacks");
+		err = -EINVAL;
+		goto error;
+	}
 	err = ebpf_check_system(st);
 	if (err) {
 		goto error;
@@ -143,6 +149,7 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	 * vma, alone */
 	st->skel->rodata->test_no_find_vma =
 		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
+	st->skel->rodata->no_sys_events = st->handover;
 	/* wake the reader at 1/8 (or the high watermark when lower): below
 	 * that it reads on the host's tick */
 	st->skel->rodata->high_watermark = st->high_wm;
@@ -359,6 +366,11 @@ static int ebpf_start(void *state, const struct mt_target *target)
 		if (err) {
 			return err;
 		}
+	} else if (st->handover) {
+		/* the hand-over covers each process at its exec */
+		ebpf_log(st, MT_LOG_ERROR,
+			 "handover needs the exec gate (a seccomp filter on the command), which the host could not install");
+		return -ENOTSUP;
 	}
 	st->skel->bss->enabled = !target->start_disabled;
 	if (setup_pidns(st)) {
@@ -470,6 +482,8 @@ static int ebpf_get_stats(void *state, struct mt_source_stats *out)
 	s.unwind_build_ns = st->unw_build_ns;
 	s.untracked = st->skel->bss->untracked;
 	s.unrecorded = st->skel->bss->unrecorded;
+	s.procs_interposer = st->procs_interposer;
+	s.procs_uprobes = st->procs_uprobes;
 	/* only what the host's struct has room for */
 	if (n > sizeof(s.size)) {
 		memcpy((char *)out + sizeof(s.size), (char *)&s + sizeof(s.size),

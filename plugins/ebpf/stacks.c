@@ -164,6 +164,9 @@ int ebpf_meta_flush(struct ebpf_state *st, struct mt_emitter *em)
 	if (!err) {
 		err = blob_flush(st, &st->meta_attach, "MTKA", em);
 	}
+	if (!err) {
+		err = blob_flush(st, &st->meta_recorder, "MTKW", em);
+	}
 	/* mappings first: a stack is named through them */
 	if (!err) {
 		err = blob_flush(st, &st->meta_maps, "MTKM", em);
@@ -186,6 +189,31 @@ int ebpf_note_attach(struct ebpf_state *st, pid_t pid, uint64_t ts_ns)
 	err = blob_put(&st->meta_attach, rec, sizeof(rec));
 	if (!err) {
 		st->meta_attach.count++;
+	}
+	return err;
+}
+
+/* auto: process pid ended at ts; interposed: its last image's allocator
+ * calls were its interposer's (else our uprobes'). An "MTKW" record. */
+int ebpf_note_recorder(struct ebpf_state *st, pid_t pid, int interposed,
+		       uint64_t ts_ns)
+{
+	unsigned char rec[16];
+	uint32_t p = (uint32_t)pid;
+	uint32_t who = interposed ? MT_REC_INTERPOSER : MT_REC_UPROBES;
+	int err;
+
+	if (interposed) {
+		st->procs_interposer++;
+	} else {
+		st->procs_uprobes++;
+	}
+	memcpy(rec, &p, 4);
+	memcpy(rec + 4, &who, 4);
+	memcpy(rec + 8, &ts_ns, 8);
+	err = blob_put(&st->meta_recorder, rec, sizeof(rec));
+	if (!err) {
+		st->meta_recorder.count++;
 	}
 	return err;
 }
@@ -714,5 +742,6 @@ void ebpf_stacks_free(struct ebpf_state *st)
 	}
 	free(st->sealed);
 	free(st->meta_attach.data);
+	free(st->meta_recorder.data);
 	ebpf_unw_free(st);
 }

@@ -33,7 +33,8 @@
 
 #define PL_ENV_SHM "MEMTRACK_PRELOAD_SHM"
 #define PL_MAGIC 0x504b544du /* "MTKP" */
-#define PL_VERSION 7 /* 7: sampling (--sample-bytes); 6: hellos are
+#define PL_VERSION 8 /* 8: handover (--source auto); 7: sampling
+			* (--sample-bytes); 6: hellos are
 			* answered; 5: futex wake-ups and a heartbeat, no
 			* eventfd */
 
@@ -210,8 +211,16 @@ struct pl_shm {
 	uint64_t sample_bytes;
 	uint64_t sample_seed;
 	uint32_t sample_flags;
-	uint32_t pad3;
+	/* --source auto (PL_HO_*): set by the source */
+	uint32_t handover;
 };
+
+/* pl_shm.handover */
+#define PL_HO_ON 1u   /* the eBPF source records each process until its
+		       * interposer says hello (interpose.c: pl_hello) */
+#define PL_HO_GATE 2u /* the command runs under memtrack's own seccomp
+		       * filter (the exec gate), which allows every call:
+		       * one filter alone is no reason to be quiet */
 
 #define PL_SAMPLE_SEEDED 1u
 

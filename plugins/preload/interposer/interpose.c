@@ -98,7 +98,9 @@ static PL_TLS struct pl_thread self;
  * parent's ids). Not static: the assembly below sets it. */
 PL_TLS int pl_in_vfork;
 
-enum { ST_UNTRIED, ST_ATTACHING, ST_ON, ST_OFF };
+/* ST_PENDING (--source auto): attached, recording nothing yet: the eBPF
+ * source records the process until pl_hello() hands it over to us */
+enum { ST_UNTRIED, ST_ATTACHING, ST_ON, ST_OFF, ST_PENDING };
 
 static int state = ST_UNTRIED;
 static struct pl_shm *shm;
@@ -462,7 +464,9 @@ static void find_tid_offset(int may_ask)
  * program is not seen: those come with an allow-list made for a glibc
  * program, which has futex.
  */
-static int seccomp_filtered(void)
+/* The seccomp filters that hold the process: 0, their number, or -1 for
+ * a filter of unknown number (a kernel without Seccomp_filters). */
+static int seccomp_filters(void)
 {
 	char buf[4096];
 	const char *p;
@@ -486,7 +490,18 @@ static int seccomp_filtered(void)
 	while (*p == ' ' || *p == '\t') {
 		p++;
 	}
-	return *p == '2';
+	if (*p != '2') {
+		return 0;
+	}
+	p = strstr(p, "\nSeccomp_filters:");
+	if (!p) {
+		return -1;
+	}
+	p += strlen("\nSeccomp_filters:");
+	while (*p == ' ' || *p == '\t') {
+		p++;
+	}
+	return *p >= '1' && *p <= '9' ? atoi(p) : -1;
 }
 
 /* Is our pid namespace another than memtrack's? (A parent that unshared
@@ -565,7 +580,7 @@ static void opt_attach(void);
 /* Called once per process image, at its first entry point. */
 static void attach(void)
 {
-	int expect = ST_UNTRIED, err, quiet;
+	int expect = ST_UNTRIED, err, quiet, nfilters, handover;
 	const char *env, *why;
 	char num[24];
 
@@ -587,12 +602,21 @@ static void attach(void)
 		self.depth--;
 		return;
 	}
-	quiet = seccomp_filtered();
+	nfilters = seccomp_filters();
+	quiet = nfilters != 0;
+	why = attach_error(env, quiet);
+	if (!why && nfilters == 1 &&
+	    (__atomic_load_n(&shm->handover, __ATOMIC_RELAXED) & PL_HO_GATE)) {
+		/* memtrack's exec gate alone, which allows every call */
+		quiet = 0;
+		ring.quiet = 0;
+	}
+	handover = !why && (__atomic_load_n(&shm->handover,
+					    __ATOMIC_RELAXED) & PL_HO_ON);
 	find_tid_offset(!quiet);
 	/* attach runs before the program's threads: this is the main one */
 	my_pid = tid_offset >= 0 || quiet ? (int32_t)thread_id() :
 					    (int32_t)syscall(SYS_getpid);
-	why = attach_error(env, quiet);
 	if (why) {
 		fmt_uint(num, sizeof(num), (unsigned long long)my_pid);
 		say("memtrack-preload: process ", num, ": ");
@@ -611,7 +635,9 @@ static void attach(void)
 	}
 	pthread_atfork(NULL, NULL, after_fork_child);
 	__atomic_fetch_add(&shm->attached, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&state, ST_ON, __ATOMIC_RELEASE);
+	/* handover: recording starts at our constructor, with the hello */
+	__atomic_store_n(&state, handover ? ST_PENDING : ST_ON,
+			 __ATOMIC_RELEASE);
 	self.own++;
 	err = pl_stk_attach(shm, my_pid, put_record);
 	self.own--;
@@ -1623,15 +1649,28 @@ static void check_exec(const char *path, int fd, char *const envp[])
 static uint64_t own_malloc(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 	__attribute__((alias("malloc")));
 
+/*
+ * --source auto: the eBPF source has a uprobe here (its file offset: the
+ * section's). The trap tells it that this process's allocator calls are
+ * ours from now on; every one before was its. Called once per process
+ * image, by the thread that runs the constructors, in no allocator call.
+ */
+__attribute__((noinline, used, section("memtrack_hello"))) static void
+pl_hello(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
 __attribute__((constructor)) static void check_own_malloc(void)
 {
 	char exe[PL_NOTICE_PATH];
 	ssize_t n;
-	int defined;
+	int defined, s;
 	void *m;
 
 	attach_early();
-	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != ST_ON) {
+	s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+	if (s != ST_ON && s != ST_PENDING) {
 		return;
 	}
 	self.depth++;
@@ -1640,6 +1679,17 @@ __attribute__((constructor)) static void check_own_malloc(void)
 	 * which the lookup returns: not a malloc of its own (ownmalloc.h) */
 	defined = m && m != (void *)own_malloc && pl_malloc_is_defined_at(m);
 	self.depth--;
+	if (s == ST_PENDING) {
+		/* handover: a program with its own malloc stays the eBPF
+		 * source's, whose uprobes see that malloc */
+		if (defined) {
+			__atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
+			return;
+		}
+		pl_hello();
+		__atomic_store_n(&state, ST_ON, __ATOMIC_RELEASE);
+		return;
+	}
 	if (!defined) {
 		return;
 	}

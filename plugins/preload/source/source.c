@@ -115,6 +115,10 @@ struct preload_state {
 	 * an MTKR payload before its first event */
 	uint64_t sample_bytes, sample_seed;
 	int seeded, sample_said;
+	/* handover (--source auto): the eBPF source records each process
+	 * until its interposer says hello, and the processes the interposer
+	 * cannot reach for good; the tree runs under the exec gate */
+	int handover;
 	struct pl_meta_rx meta; /* stacks and mappings (meta.c) */
 	enum pl_sys_mode sys_mode;
 	enum { CLOCK_AUTO, CLOCK_TSC, CLOCK_MONO } clock;
@@ -222,6 +226,8 @@ static int parse_args(struct preload_state *st, const char *args)
 			st->sys_mode = PL_SYS_BPF;
 		} else if (!strcmp(tok, "syscalls=libc")) {
 			st->sys_mode = PL_SYS_LIBC;
+		} else if (!strcmp(tok, "handover")) {
+			st->handover = 1;
 		} else if (!strcmp(tok, "clock=auto")) {
 			st->clock = CLOCK_AUTO;
 		} else if (!strcmp(tok, "clock=tsc")) {
@@ -250,7 +256,7 @@ static int parse_args(struct preload_state *st, const char *args)
 			}
 		} else {
 			plog(st, MT_LOG_ERROR,
-			     "unknown option '%s' (known: ring-size=BYTES, syscalls=auto|bpf|libc, stacks, stack-depth=N, sample-bytes=SIZE, seed=N, clock=auto|tsc|monotonic)",
+			     "unknown option '%s' (known: ring-size=BYTES, syscalls=auto|bpf|libc, stacks, stack-depth=N, sample-bytes=SIZE, seed=N, clock=auto|tsc|monotonic, handover)",
 			     tok);
 			err = -EINVAL;
 			break;
@@ -374,6 +380,7 @@ static int make_shm(struct preload_state *st)
 	st->shm->sample_bytes = st->sample_bytes;
 	st->shm->sample_seed = st->sample_seed;
 	st->shm->sample_flags = st->seeded ? PL_SAMPLE_SEEDED : 0;
+	st->shm->handover = st->handover ? PL_HO_ON | PL_HO_GATE : 0;
 	st->shm->version = PL_VERSION;
 	__atomic_store_n(&st->shm->magic, PL_MAGIC, __ATOMIC_RELEASE);
 	pl_reader_init(&st->rd, st->shm, st->tsc);
@@ -629,6 +636,12 @@ static void say_untraced(struct preload_state *st, uint32_t kind,
 
 	if (kind >= sizeof(why) / sizeof(why[0]) || !why[kind] ||
 	    !said_first(st, kind, path)) {
+		return;
+	}
+	if (st->handover) {
+		/* not lost: the eBPF source's uprobes record it */
+		plog(st, MT_LOG_DEBUG, "%s: %s; recorded with uprobes", path,
+		     why[kind]);
 		return;
 	}
 	if (kind == PL_NOTE_UNCHECKED) {

@@ -1,0 +1,133 @@
+#!/bin/sh
+# bench-auto.sh [BUILDDIR [SRCDIR]] - `--source auto` against the program
+# alone, `--source preload` and `--source ebpf`, on real process trees.
+#
+#   gcc       gcc -O2 -c of 4 of memtrack's C files: the driver, cc1 and
+#             as per file, all dynamic: the interposer's case
+#   chromium  headless Chromium printing a page to a screenshot: the
+#             browser defines malloc itself: the uprobes' case (skipped
+#             when Debian's chromium is not installed)
+#   setuid    1M malloc/free pairs in a dynamic program whose sibling is a
+#             set-user-ID program (which auto records with uprobes)
+#   beside    an untraced program's 200,000 malloc/free pairs, alone and
+#             beside a recording (a shell and a program that allocates,
+#             then sleeps: libc is probed) under auto and under ebpf
+#
+# Each workload's sources run in alternated rounds; medians and ratios.
+# Goals (issue 23): auto within 1.15x of preload on gcc and on setuid,
+# within 1.1x of ebpf on chromium, beside within 1.05x of alone.
+# Needs root and BPF. Environment: BENCH_AUTO_ROUNDS (5).
+set -eu
+
+builddir=${1:-.}
+srcdir=${2:-$builddir/..}
+rounds=${BENCH_AUTO_ROUNDS:-5}
+memtrack=$builddir/memtrack
+: "${MEMTRACK_PLUGIN_PATH:=$builddir/plugins/.libs}"
+export MEMTRACK_PLUGIN_PATH
+[ -x "$memtrack" ] || { echo "bench-auto: $memtrack is not built" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "bench-auto: needs root" >&2; exit 1; }
+
+dir=$(mktemp -d /tmp/mt-bench-auto-XXXXXX)
+chmod 755 "$dir"
+trap 'rm -rf "$dir"' EXIT
+cat >"$dir/loop.c" <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+int main(int argc, char **argv)
+{
+	long n = atol(argv[1]);
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < n; i++) {
+		void *volatile p = malloc(64);
+		free(p);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (argc > 2) {
+		printf("%.6f\n", (double)(b.tv_sec - a.tv_sec) +
+					 (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+	}
+	return 0;
+}
+CEOF
+${CC:-cc} -O2 -o "$dir/loop" "$dir/loop.c"
+cp "$dir/loop" "$dir/loop-setuid"
+chown 65534:65534 "$dir/loop-setuid"
+chmod 4755 "$dir/loop-setuid"
+
+gcc_cmd="cd $dir && gcc -O2 -c -I$builddir -I$srcdir -I$srcdir/include \
+-I$srcdir/common -I$srcdir/host -I$srcdir/report $srcdir/host/pipeline.c \
+$srcdir/host/run.c $srcdir/host/control.c $srcdir/report/report.c"
+setuid_cmd="$dir/loop-setuid 1000 & $dir/loop 1000000; wait"
+chromium=$(command -v chromium || true)
+chromium_cmd="$chromium --headless --no-sandbox --disable-gpu \
+--user-data-dir=$dir/profile --screenshot=$dir/shot.png \
+'data:text/html,<h1>memtrack</h1>' >/dev/null 2>&1"
+
+now() { date +%s.%N; }
+
+# time_one SOURCE CMD: seconds, the command alone when SOURCE is "alone"
+time_one() {
+	t0=$(now)
+	if [ "$1" = alone ]; then
+		sh -c "$2"
+	else
+		"$memtrack" -q --source "$1" --sink "file:$dir/rec.mt" -- \
+			sh -c "$2" || echo "bench-auto: $1 exited $?" >&2
+	fi
+	t1=$(now)
+	echo "$t1 - $t0" | bc
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# bench NAME CMD SOURCES...
+bench() {
+	name=$1 cmd=$2
+	shift 2
+	for r in $(seq "$rounds"); do
+		for s in "$@"; do
+			time_one "$s" "$cmd" >>"$dir/$name.$s"
+		done
+	done
+	line="$name:"
+	for s in "$@"; do
+		m=$(median <"$dir/$name.$s")
+		eval "med_$s=$m"
+		line="$line $s $m s;"
+	done
+	echo "$line"
+}
+
+ratio() { echo "scale=2; $1 / $2" | bc; }
+
+bench gcc "$gcc_cmd" alone preload ebpf auto
+echo "  auto/preload $(ratio "$med_auto" "$med_preload"), auto/ebpf $(ratio "$med_auto" "$med_ebpf"), auto/alone $(ratio "$med_auto" "$med_alone")"
+if [ -n "$chromium" ]; then
+	bench chromium "$chromium_cmd" alone preload ebpf auto
+	echo "  auto/ebpf $(ratio "$med_auto" "$med_ebpf"), auto/preload $(ratio "$med_auto" "$med_preload")"
+else
+	echo "chromium: not installed, skipped"
+fi
+bench setuid "$setuid_cmd" alone preload auto
+echo "  auto/preload $(ratio "$med_auto" "$med_preload")"
+
+# beside: the untraced loop times itself while a recording runs
+for r in $(seq "$rounds"); do
+	"$dir/loop" 200000 t >>"$dir/beside.alone"
+	for s in auto ebpf; do
+		"$memtrack" -q --source "$s" --sink "file:$dir/b.mt" -- \
+			sh -c "$dir/loop 1000; sleep 1" &
+		mpid=$!
+		sleep 0.3
+		"$dir/loop" 200000 t >>"$dir/beside.$s"
+		wait "$mpid" || true
+	done
+done
+a=$(median <"$dir/beside.alone")
+b=$(median <"$dir/beside.auto")
+e=$(median <"$dir/beside.ebpf")
+echo "beside: alone $a s; beside auto $b s ($(ratio "$b" "$a")x); beside ebpf $e s ($(ratio "$e" "$a")x)"

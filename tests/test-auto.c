@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test-auto.c - `--source auto` (host/source-auto.c): each process
+ * recorded once, by the interposer where it reaches the process's
+ * allocator calls, else by uprobes, with the events the eBPF source gives.
+ *
+ * - The scenario table (tests/scenarios.c) with the eBPF source's outcome
+ *   for every case: what the interposer cannot see (static, own malloc)
+ *   is seen all the same.
+ * - A shell running a dynamic C program, a C++ program, a static one, one
+ *   with its own malloc, a set-user-ID copy, an `env -i` child: each
+ *   program's lines exactly once, and per program the counts of every
+ *   allocator kind that the eBPF source records for it.
+ * - The processes the interposer records do not trap: the hand-over is
+ *   told by -v (hellos and releases), and an interposed storm's calls are
+ *   all the interposer's.
+ *
+ * Needs root and BPF: skipped (77) without, failed with
+ * MEMTRACK_REQUIRE_BPF=1.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "ebpf-testlib.h"
+#include "scenarios.h"
+
+START_TEST(test_scenario)
+{
+	scenario_run(&scenarios[_i], "auto", scenarios[_i].ebpf);
+}
+END_TEST
+
+static void trace(const char *source, const char *const *argv,
+		  struct ebpf_trace *t)
+{
+	const char *opts[] = { "-v", NULL };
+
+	ck_assert_int_eq(ebpf_trace_run_source(source, opts, argv, t), 0);
+	ck_assert_msg(t->status == 0, "under %s: memtrack exited %d: %s",
+		      source, t->status, t->err);
+}
+
+#define MAX_PROCS 16
+#define NKINDS (MT_EV_ALIGNED_ALLOC + 1)
+
+/* Per process that reported lines, in the order of its first line: the
+ * allocator events of each kind the recording has of it. */
+struct per_proc {
+	size_t n;
+	int32_t pid[MAX_PROCS];
+	size_t count[MAX_PROCS][NKINDS];
+};
+
+static void per_proc(const struct ebpf_trace *t, struct per_proc *p)
+{
+	size_t i, k;
+
+	memset(p, 0, sizeof(*p));
+	for (i = 0; i < t->nexp; i++) {
+		for (k = 0; k < p->n && p->pid[k] != t->exp[i].pid; k++) {
+		}
+		if (k == p->n && p->n < MAX_PROCS) {
+			p->pid[p->n++] = t->exp[i].pid;
+		}
+	}
+	for (i = 0; i < t->nev; i++) {
+		unsigned int kind = t->ev[i].kind;
+
+		if ((int)kind < (int)MT_EV_MALLOC || kind > MT_EV_ALIGNED_ALLOC) {
+			continue;
+		}
+		for (k = 0; k < p->n; k++) {
+			if (p->pid[k] == t->ev[i].pid) {
+				p->count[k][kind]++;
+			}
+		}
+	}
+}
+
+/* Each line a program of the tree reported is one event of its process,
+ * exactly: same kind, address, size and thread. Returns the lines that
+ * are not (said on stderr). */
+static int check_lines(const struct ebpf_trace *t, const char *source)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < t->nexp; i++) {
+		const struct ebpf_expect *x = &t->exp[i];
+		size_t n = 0;
+
+		if (x->kind < 0) {
+			/* "nothing of this size": none in its process */
+			for (size_t j = 0; j < t->nev; j++) {
+				n += t->ev[j].pid == x->pid &&
+				     t->ev[j].size == x->size &&
+				     t->ev[j].kind != MT_EV_FREE;
+			}
+			if (!n) {
+				continue;
+			}
+			fprintf(stderr, "%s: line %zu: %zu events of size %llu\n",
+				source, i, n, (unsigned long long)x->size);
+			bad++;
+			continue;
+		}
+		for (size_t j = 0; j < t->nev; j++) {
+			const struct mt_event *e = &t->ev[j];
+
+			n += e->kind == (unsigned int)x->kind &&
+			     e->pid == x->pid && e->tid == x->tid &&
+			     e->addr == x->addr &&
+			     (x->kind == MT_EV_FREE || e->size == x->size);
+		}
+		/* a Free's address comes back: one event per line of it */
+		if (x->kind == MT_EV_FREE) {
+			size_t lines = 0;
+
+			for (size_t k = 0; k < t->nexp; k++) {
+				lines += t->exp[k].kind == MT_EV_FREE &&
+					 t->exp[k].pid == x->pid &&
+					 t->exp[k].addr == x->addr;
+			}
+			if (n == lines) {
+				continue;
+			}
+		} else if (n == 1) {
+			continue;
+		}
+		fprintf(stderr, "%s: line %zu (kind %d addr %#llx size %llu pid %d): %zu events\n",
+			source, i, x->kind, (unsigned long long)x->addr,
+			(unsigned long long)x->size, x->pid, n);
+		bad++;
+	}
+	return bad;
+}
+
+START_TEST(test_mixed_tree)
+{
+	static const char *const progs[] = {
+		"alloc-basic", "alloc-static", "alloc-own-malloc",
+	};
+	char dir[PATH_MAX - 64], suid[PATH_MAX], cmd[8 * PATH_MAX];
+	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	const char *env = access("/usr/bin/env", X_OK) ? "/bin/env" :
+							 "/usr/bin/env";
+	struct ebpf_trace ta, te;
+	struct per_proc pa, pe;
+	size_t i, len = 0;
+
+	ck_assert_msg(ebpf_setuid_copy(dir, sizeof(dir), suid, sizeof(suid)),
+		      "cannot make a set-uid copy of alloc-basic");
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s; ",
+					ebpf_prog(progs[i]));
+	}
+	snprintf(cmd + len, sizeof(cmd) - len, "%s; %s -i %s; true", suid,
+		 env, ebpf_prog("alloc-basic"));
+
+	trace("auto", argv, &ta);
+	ck_assert_msg(check_lines(&ta, "auto") == 0,
+		      "auto: a line of a program is not one event:\n%s",
+		      ta.err);
+	trace("ebpf", argv, &te);
+	ck_assert_msg(check_lines(&te, "ebpf") == 0, "ebpf:\n%s", te.err);
+	per_proc(&ta, &pa);
+	per_proc(&te, &pe);
+	/* alloc-basic, alloc-static, alloc-own-malloc, the set-uid copy,
+	 * env -i's alloc-basic */
+	ck_assert_uint_eq(pa.n, 5);
+	ck_assert_uint_eq(pe.n, 5);
+	for (i = 0; i < pa.n; i++) {
+		for (unsigned int k = MT_EV_MALLOC; k < NKINDS; k++) {
+			ck_assert_msg(pa.count[i][k] == pe.count[i][k],
+				      "program %zu of \"%s\": %zu events of kind %u under auto, %zu under ebpf",
+				      i, cmd, pa.count[i][k], k,
+				      pe.count[i][k]);
+		}
+	}
+	/* the shell and the first alloc-basic are the interposer's; the
+	 * others never say hello (env -i does, then execs alloc-basic
+	 * without LD_PRELOAD: its process ends the uprobes') */
+	ck_assert_msg(strstr(ta.err, "processes recorded: 2 by the interposer, 4 by uprobes"),
+		      "%s", ta.err);
+	ebpf_trace_free(&ta);
+	ebpf_trace_free(&te);
+	unlink(suid);
+	rmdir(dir);
+}
+END_TEST
+
+/*
+ * The hand-over in numbers: 4 processes of alloc-storm (forked, not
+ * exec'd: the interposer's from their parent's hello on) make 2000
+ * malloc/free pairs each, every one recorded once; 5 processes ended, all
+ * the interposer's (-v).
+ */
+START_TEST(test_handover)
+{
+	const char *argv[] = { ebpf_prog("alloc-storm"), "4", "1", "2000",
+			       NULL };
+	struct ebpf_trace t;
+	size_t frees = 0;
+
+	trace("auto", argv, &t);
+	for (unsigned int p = 0; p < 4; p++) {
+		ck_assert_uint_eq(ebpf_count_size(&t, 70000 + p * 16), 2000);
+	}
+	for (size_t i = 0; i < t.nev; i++) {
+		frees += t.ev[i].kind == MT_EV_FREE;
+	}
+	ck_assert_uint_ge(frees, 4 * 2000);
+	ck_assert_msg(strstr(t.err, "processes recorded: 5 by the interposer, 0 by uprobes"),
+		      "%s", t.err);
+	ebpf_trace_free(&t);
+}
+END_TEST
+
+START_TEST(test_bad_option)
+{
+	ck_assert(ebpf_memtrack_refuses("--source auto:bogus=1",
+					"unknown option 'bogus=1'"));
+	ck_assert(ebpf_memtrack_refuses("--source auto --stacks",
+					"--stacks does not apply to source 'auto'"));
+}
+END_TEST
+
+static Suite *auto_suite(void)
+{
+	Suite *s = suite_create("auto");
+	TCase *tc = tcase_create("trace");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_scenario, 0, (int)nscenarios);
+	tcase_add_test(tc, test_mixed_tree);
+	tcase_add_test(tc, test_handover);
+	tcase_add_test(tc, test_bad_option);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	ebpf_require_bpf();
+	sr = srunner_create(auto_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
