@@ -158,6 +158,7 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 		return ebpf_note_exit(st, c->tgid);
 	}
 	if (c->type == MT_CTL_GONE) {
+		ebpf_scope_gone(st, (pid_t)c->tgid);
 		return ebpf_note_recorder(st, (pid_t)c->tgid,
 					  c->pad & MT_TR_INTERPOSED, c->ts);
 	}

@@ -278,7 +278,9 @@ struct ebpf_scope_ev {
 	int prog; /* its probes are in program files (MT_CK_PROG) */
 };
 struct ebpf_scope_tag {
-	pid_t tgid;
+	pid_t tgid; /* 0 once the process ended (handover) */
+	pid_t tid;
+	uint32_t ev; /* index in scope_evs */
 	int prog;
 };
 /* scope.c: uprobes limited to the traced tree (see there). init decides,
@@ -296,6 +298,7 @@ size_t ebpf_scope_nevs(const struct ebpf_state *st);
 int ebpf_scope_cover(struct ebpf_state *st, size_t from);
 int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid);
 void ebpf_scope_release(struct ebpf_state *st, pid_t tgid);
+void ebpf_scope_gone(struct ebpf_state *st, pid_t tgid);
 void ebpf_scope_done(struct ebpf_state *st);
 int ebpf_scope_remove_group(const char *tracefs);
 

@@ -18,7 +18,8 @@
  *               the allocator call it makes reports the result instead
  *   bit 17      MT_CK_PROG (handover): the function is in a program file
  *               (an executable), whose calls to it no interposer sees:
- *               ours even in a process the interposer records
+ *               ours even in a process the interposer records. Not C++'s
+ *               operators, which call malloc through the PLT (attach.c)
  */
 #define MT_COOKIE(kind, shape) ((unsigned long long)(kind) | \
 				((unsigned long long)(shape) << 8))

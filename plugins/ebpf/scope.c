@@ -467,9 +467,11 @@ static int fds_reserve(struct ebpf_state *st, size_t n)
 }
 
 /* The filter events [from, to) on thread tid of process tgid; prog_only:
- * only those of program files (a process its interposer records). */
+ * only those of program files (a process its interposer records); have:
+ * those it has already (NULL: none). */
 static int open_filters(struct ebpf_state *st, size_t from, size_t to,
-			pid_t tid, pid_t tgid, int prog_only)
+			pid_t tid, pid_t tgid, int prog_only,
+			const unsigned char *have)
 {
 	size_t i;
 
@@ -479,7 +481,7 @@ static int open_filters(struct ebpf_state *st, size_t from, size_t to,
 	for (i = from; i < to; i++) {
 		int fd;
 
-		if (prog_only && !st->scope_evs[i].prog) {
+		if ((prog_only && !st->scope_evs[i].prog) || (have && have[i])) {
 			continue;
 		}
 		fd = perf_open(st->scope_evs[i].id, tid, 1);
@@ -490,6 +492,8 @@ static int open_filters(struct ebpf_state *st, size_t from, size_t to,
 			return -errno;
 		}
 		st->scope_fd_tag[st->scope_nfds].tgid = tgid;
+		st->scope_fd_tag[st->scope_nfds].tid = tid;
+		st->scope_fd_tag[st->scope_nfds].ev = (uint32_t)i;
 		st->scope_fd_tag[st->scope_nfds].prog = st->scope_evs[i].prog;
 		st->scope_fds[st->scope_nfds++] = fd;
 		st->scope_opens++;
@@ -515,7 +519,7 @@ static int cover_thread(struct ebpf_state *st, struct cover_run *r, pid_t tid,
 	p[at] = tid;
 	r->ndone++;
 	r->opened++;
-	return open_filters(st, r->from, r->to, tid, tgid, prog_only);
+	return open_filters(st, r->from, r->to, tid, tgid, prog_only, NULL);
 }
 
 /* every thread of every tracked process, once; with handover, not those
@@ -611,11 +615,13 @@ int ebpf_scope_cover(struct ebpf_state *st, size_t from)
  * new image's only one, and inherited by what it makes. An exec that
  * fails (execvp trying its PATH) leaves the old image trapping: until its
  * next exec if it had an interposer (BPF drops those calls), for good if
- * it had none. A thread already covered gets the events twice, which
- * changes nothing. The caller holds attach_lock.
+ * it had none. A thread gets each event once; one covered through a copy
+ * it inherited gets its own too, which changes nothing. The caller holds
+ * attach_lock.
  */
 int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid)
 {
+	unsigned char *have;
 	uint64_t t0;
 	int err;
 
@@ -623,7 +629,20 @@ int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid)
 		return 0;
 	}
 	t0 = ebpf_now_ns();
-	err = open_filters(st, 0, st->scope_nevs, tid, tgid, 0);
+	/* what this thread has of its own already: execvp tries each
+	 * directory of PATH, an exec each */
+	have = calloc(st->scope_nevs, 1);
+	if (!have) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < st->scope_nfds; i++) {
+		if (st->scope_fd_tag[i].tgid == tgid &&
+		    st->scope_fd_tag[i].tid == tid) {
+			have[st->scope_fd_tag[i].ev] = 1;
+		}
+	}
+	err = open_filters(st, 0, st->scope_nevs, tid, tgid, 0, have);
+	free(have);
 	st->scope_exec_covers++;
 	st->scope_ns += ebpf_now_ns() - t0;
 	if (err) {
@@ -659,6 +678,20 @@ void ebpf_scope_release(struct ebpf_state *st, pid_t tgid)
 	}
 	st->scope_nfds = n;
 	st->scope_release_ns += ebpf_now_ns() - t0;
+	pthread_mutex_unlock(&st->attach_lock);
+}
+
+/* Handover: process tgid ended. Its events stay open (a child it forked
+ * has copies of them that must go on trapping) but name nobody: a new
+ * process with its pid gets its own. */
+void ebpf_scope_gone(struct ebpf_state *st, pid_t tgid)
+{
+	pthread_mutex_lock(&st->attach_lock);
+	for (size_t i = 0; i < st->scope_nfds; i++) {
+		if (st->scope_fd_tag[i].tgid == tgid) {
+			st->scope_fd_tag[i].tgid = 0;
+		}
+	}
 	pthread_mutex_unlock(&st->attach_lock);
 }
 
