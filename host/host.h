@@ -23,6 +23,7 @@ void mt_host_set_stats(struct mt_stats *s);
 void mt_host_cleanup(void);
 
 #define MT_DEFAULT_ENCODER "msgpack-zstd"
-#define MT_DEFAULT_SOURCE "ebpf" /* records a command */
+/* The source when --source is not given: "auto" as root with BPF, else
+ * "preload" (main.c: default_source()); both record a command */
 
 #endif /* MT_HOST_HOST_H */

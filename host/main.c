@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "dump.h"
+#include "bpf-check.h"
 #include "host.h"
 #include "log.h"
 #include "plugin.h"
@@ -41,7 +42,8 @@ static void usage(FILE *out)
 		"       memtrack COMMAND --help              a subcommand's options\n"
 		"\n"
 		"Options:\n"
-		"  --source NAME[:ARGS]   event source (default: ebpf)\n"
+		"  --source NAME[:ARGS]   event source (default: auto as root with BPF, else\n"
+		"                         preload; ebpf for --pid and, as root, --stacks)\n"
 		"  --encoder NAME[:ARGS]  encoder (default: msgpack-zstd; e.g. msgpack-zstd:level=3)\n"
 		"  --sink NAME[:ARGS]     where frames go (default: file:<pid>.MemtrackArtifact.msgpack)\n"
 		"  --workers N            encoder threads (default: online CPUs, at most 8)\n"
@@ -387,10 +389,42 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/*
+ * Without --source: auto where BPF can trace (root, or CAP_BPF and
+ * CAP_PERFMON, and a kernel with BTF and uprobes), which records each
+ * process with the interposer where it reaches its allocator and with
+ * uprobes where it does not; else preload, which says what it cannot
+ * reach. auto does not take everything yet: --pid is the eBPF source's,
+ * --sample-bytes the preload source's, --stacks the eBPF source's when BPF
+ * can trace.
+ */
+static const char *default_source(const struct mt_run_opts *o)
+{
+	char why[256];
+	int bpf;
+
+	if (o->npids) {
+		return "ebpf";
+	}
+	if (o->source_opts[MT_SOPT_SAMPLE_BYTES] ||
+	    o->source_opts[MT_SOPT_SEED]) {
+		return "preload";
+	}
+	bpf = mt_bpf_check_system(MT_BPF_NEEDS_UPROBES, why, sizeof(why)) == 0;
+	if (!bpf) {
+		mt_info("source preload: eBPF cannot trace here (%s)", why);
+		return "preload";
+	}
+	if (o->source_opts[MT_SOPT_STACKS] || o->source_opts[MT_SOPT_STACK_DEPTH]) {
+		return "ebpf";
+	}
+	return "auto";
+}
+
 int main(int argc, char **argv)
 {
 	struct mt_run_opts o = {
-		.source = MT_DEFAULT_SOURCE,
+		.source = NULL,
 		.encoder = MT_DEFAULT_ENCODER,
 		.batch = 65536,
 		.chunk = 1024,
@@ -572,6 +606,9 @@ int main(int argc, char **argv)
 	}
 	if (!o.argv && !source_named && !o.npids) {
 		return usage_error("nothing to record: give a command after '--', or --pid PID");
+	}
+	if (!source_named) {
+		o.source = default_source(&o);
 	}
 	return mt_run(&o);
 }

@@ -74,7 +74,7 @@ require_bpf() {
 require_ebpf() {
 	[ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
 	[ "$(id -u)" -eq 0 ] || require_bpf "needs root"
-	if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
+	if ! "$MT" -q --source ebpf --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
 		require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
 	fi
 }

@@ -222,6 +222,40 @@ START_TEST(test_handover)
 }
 END_TEST
 
+/* Without --source: auto as root; preload for a user without the
+ * privileges, which says why; ebpf with --stacks. */
+START_TEST(test_default)
+{
+	char cmd[8192], *out = NULL, *err = NULL;
+	const char *mt = getenv("MT_BUILDDIR");
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s/memtrack -v --sink file:/dev/null -- %s",
+		 mt ? mt : ".", ebpf_prog("alloc-basic"));
+	ck_assert_int_eq(ebpf_run_shell(cmd, &out, &err), 0);
+	ck_assert_msg(strstr(err, "processes recorded: 1 by the interposer, 0 by uprobes"),
+		      "%s", err);
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof(cmd),
+		 "setpriv --reuid 65534 --regid 65534 --clear-groups %s/memtrack -v --sink file:/dev/null -- %s",
+		 mt ? mt : ".", ebpf_prog("alloc-basic"));
+	ck_assert_int_eq(ebpf_run_shell(cmd, &out, &err), 0);
+	ck_assert_msg(strstr(err, "source preload: eBPF cannot trace here (needs root"),
+		      "%s", err);
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof(cmd),
+		 "%s/memtrack -v --stacks --sink file:/dev/null -- %s",
+		 mt ? mt : ".", ebpf_prog("alloc-basic"));
+	ck_assert_int_eq(ebpf_run_shell(cmd, &out, &err), 0);
+	ck_assert_msg(strstr(err, "ebpf: ") && !strstr(err, "preload: "),
+		      "%s", err);
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(test_bad_option)
 {
 	ck_assert(ebpf_memtrack_refuses("--source auto:bogus=1",
@@ -240,6 +274,7 @@ static Suite *auto_suite(void)
 	tcase_add_loop_test(tc, test_scenario, 0, (int)nscenarios);
 	tcase_add_test(tc, test_mixed_tree);
 	tcase_add_test(tc, test_handover);
+	tcase_add_test(tc, test_default);
 	tcase_add_test(tc, test_bad_option);
 	suite_add_tcase(s, tc);
 	return s;

@@ -17,13 +17,13 @@ set -u
 [ -z "${MEMTRACK_NO_BPF:-}" ] || require_bpf "MEMTRACK_NO_BPF is set"
 [ "$(id -u)" -eq 0 ] || require_bpf "needs root"
 command -v unshare >/dev/null || require_bpf "needs unshare (util-linux)"
-if ! "$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
+if ! "$MT" -q --source ebpf --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
 	require_bpf "the ebpf source cannot run here: $(cat "$T/probe.err")"
 fi
 
 prog="$MT_BUILDDIR/tests/progs/alloc-basic"
 
-for src in ebpf preload preload:syscalls=libc; do
+for src in ebpf preload preload:syscalls=libc auto; do
 	name=$(echo "$src" | tr ':=' '__')
 	t0=$(date +%s)
 	timeout 60 unshare --pid --fork --mount-proc "$MT" -q --source "$src" \

@@ -71,7 +71,7 @@ commands() {
 # A `set -m` script: the shell waits for its jobs with WUNTRACED.
 { echo 'set -m'; commands; } >"$T/m.sh"
 # shellcheck disable=SC2086
-timeout 120 "$MT" -v $RING --sink "file:$T/m.mt" -- bash "$T/m.sh" \
+timeout 120 "$MT" -v --source ebpf $RING --sink "file:$T/m.mt" -- bash "$T/m.sh" \
 	>"$T/m.out" 2>"$T/m.err"
 job_nexts "set -m script" "$T/m.out" 4
 holds "set -m script" "$T/m.err"
@@ -81,7 +81,7 @@ no_cgroups "set -m script"
 if command -v script >/dev/null; then
 	{ commands; echo exit; } >"$T/i.cmds"
 	# memtrack's stderr to a file, the shell's (its "Stopped") to the pty
-	timeout 120 script -qfec "$MT -v $RING --sink file:$T/i.mt -- \
+	timeout 120 script -qfec "$MT -v --source ebpf $RING --sink file:$T/i.mt -- \
 		sh -c 'exec bash --norc --noprofile -i 2>/dev/tty' \
 		2>$T/i.err" /dev/null <"$T/i.cmds" >"$T/i.out" 2>&1
 	job_nexts "bash -i on a pty" "$T/i.out" 4
@@ -93,7 +93,7 @@ fi
 # gdb runs the program to its end, and sees no signal
 if command -v gdb >/dev/null; then
 	# shellcheck disable=SC2086
-	timeout 120 "$MT" -v $RING --sink "file:$T/gdb.mt" -- \
+	timeout 120 "$MT" -v --source ebpf $RING --sink "file:$T/gdb.mt" -- \
 		gdb -nx -batch -ex run --args "$STRESS" 15000 \
 		>"$T/gdb.out" 2>"$T/gdb.err"
 	if grep -q 'exited normally' "$T/gdb.out" &&
@@ -111,7 +111,7 @@ fi
 # memtrack killed while a process is frozen: the watchdog thaws it, puts
 # it back in its cgroup and removes the hold cgroup; the program ends.
 # shellcheck disable=SC2086
-"$MT" -q $RING --sink "file:$T/kill.mt" -- "$STRESS" 200000 \
+"$MT" -q --source ebpf $RING --sink "file:$T/kill.mt" -- "$STRESS" 200000 \
 	2>"$T/kill.err" &
 mt=$!
 frozen=

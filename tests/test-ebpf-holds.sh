@@ -36,7 +36,7 @@ commands() {
 # A `set -m` script: the shell waits for its jobs with WUNTRACED.
 mkdir "$T/m"
 { echo 'set -m'; commands "$T/m"; } >"$T/m.sh"
-timeout 120 "$MT" -q --sink "file:$T/m.mt" -- bash "$T/m.sh" \
+timeout 120 "$MT" -q --source ebpf --sink "file:$T/m.mt" -- bash "$T/m.sh" \
 	>"$T/m.out" 2>&1
 job_nexts "set -m script" "$T/m.out" 8
 
@@ -44,7 +44,7 @@ job_nexts "set -m script" "$T/m.out" 8
 if command -v script >/dev/null; then
 	mkdir "$T/i"
 	{ commands "$T/i"; echo exit; } >"$T/i.cmds"
-	timeout 120 script -qfec "$MT -q --sink file:$T/i.mt -- \
+	timeout 120 script -qfec "$MT -q --source ebpf --sink file:$T/i.mt -- \
 		bash --norc --noprofile -i" /dev/null <"$T/i.cmds" \
 		>"$T/i.out" 2>&1
 	job_nexts "bash -i on a pty" "$T/i.out" 8
@@ -55,7 +55,7 @@ fi
 # gdb runs a traced program to its end.
 if command -v gdb >/dev/null; then
 	cp "$ECHO" "$T/prog"
-	timeout 120 "$MT" -q --sink "file:$T/gdb.mt" -- \
+	timeout 120 "$MT" -q --source ebpf --sink "file:$T/gdb.mt" -- \
 		gdb -nx -batch -ex run --args "$T/prog" ran-to-its-end \
 		>"$T/gdb.out" 2>&1
 	if grep -q '^ran-to-its-end$' "$T/gdb.out" &&
@@ -72,7 +72,7 @@ fi
 # memtrack killed: the rest of the tree runs on and still execs (a filter
 # nobody answers fails exec with ENOSYS, or waits forever).
 cp "$TRUE" "$T/after"
-"$MT" -q --sink "file:$T/kill.mt" -- sh -c \
+"$MT" -q --source ebpf --sink "file:$T/kill.mt" -- sh -c \
 	"echo started >'$T/kill.out'; sleep 1; '$T/after' && echo exec-ok >>'$T/kill.out'" \
 	2>"$T/kill.err" &
 mt=$!

@@ -82,7 +82,7 @@ commands() {
 
 # A `set -m` script: the shell waits for its jobs with WUNTRACED.
 { echo 'set -m'; commands; } >"$T/m.sh"
-timeout 120 "$MT" -v --stacks --sink "file:$T/m.mt" -- bash "$T/m.sh" \
+timeout 120 "$MT" -v --source ebpf --stacks --sink "file:$T/m.mt" -- bash "$T/m.sh" \
 	>"$T/m.out" 2>"$T/m.err"
 job_nexts "set -m script" "$T/m.out" 4
 # bash, 4 programs; each maps libc, and its two libraries
@@ -95,7 +95,7 @@ sites "set -m script" "$T/m.mt" 4
 # two memtracks at once, as in CI, where this script once saw a stop).
 # The gate's record is then matched by the call's descriptor and range:
 # no stop either (12 of 12 mappings stopped without that).
-MEMTRACK_TEST_NO_FIND_VMA=1 timeout 120 "$MT" -v --stacks \
+MEMTRACK_TEST_NO_FIND_VMA=1 timeout 120 "$MT" -v --source ebpf --stacks \
 	--sink "file:$T/mb.mt" -- bash "$T/m.sh" >"$T/mb.out" 2>"$T/mb.err"
 job_nexts "mmap lock busy" "$T/mb.out" 4
 stops "mmap lock busy" "$T/mb.err" 0 5 12
@@ -105,7 +105,7 @@ sites "mmap lock busy" "$T/mb.mt" 4
 if command -v script >/dev/null; then
 	{ commands; echo exit; } >"$T/i.cmds"
 	# memtrack's stderr to a file, the shell's (its "Stopped") to the pty
-	timeout 120 script -qfec "$MT -v --stacks --sink file:$T/i.mt -- \
+	timeout 120 script -qfec "$MT -v --source ebpf --stacks --sink file:$T/i.mt -- \
 		sh -c 'exec bash --norc --noprofile -i 2>/dev/tty' \
 		2>$T/i.err" /dev/null <"$T/i.cmds" >"$T/i.out" 2>&1
 	job_nexts "bash -i on a pty" "$T/i.out" 4
@@ -117,7 +117,7 @@ fi
 
 # gdb runs the program to its end, and sees no signal
 if command -v gdb >/dev/null; then
-	timeout 120 "$MT" -v --stacks --sink "file:$T/gdb.mt" -- \
+	timeout 120 "$MT" -v --source ebpf --stacks --sink "file:$T/gdb.mt" -- \
 		gdb -nx -batch -ex run --args "$PROG" "$A" "$B" \
 		>"$T/gdb.out" 2>"$T/gdb.err"
 	if grep -q 'exited normally' "$T/gdb.out" &&
@@ -134,7 +134,7 @@ else
 fi
 
 # A static program: stopped at its exec, once, and still recorded whole
-"$MT" -v --stacks --sink "file:$T/st.mt" -- \
+"$MT" -v --source ebpf --stacks --sink "file:$T/st.mt" -- \
 	"$MT_BUILDDIR/tests/progs/alloc-static" >/dev/null 2>"$T/st.err"
 stops "static program" "$T/st.err" 1 0 0
 if grep -q 'at exec' "$T/st.err" &&

@@ -18,8 +18,8 @@ COUNT="$MT_BUILDDIR/tests/progs/sig-count"
 
 sources=preload
 if [ -z "${MEMTRACK_NO_BPF:-}" ] && [ "$(id -u)" -eq 0 ] &&
-	"$MT" -q --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
-	sources="ebpf preload"
+	"$MT" -q --source ebpf --sink "file:$T/probe.mt" -- true 2>"$T/probe.err"; then
+	sources="ebpf preload auto"
 elif [ "${MEMTRACK_REQUIRE_BPF:-0}" = 1 ]; then
 	echo "FAIL: BPF required: the ebpf source cannot run here"
 	exit 99

@@ -57,8 +57,8 @@ run() {
 		|| fail "$name: tc_malloc events per library not 1:$missing"
 }
 
-run plain
-run stacks --stacks
+run plain --source ebpf
+run stacks --source ebpf --stacks
 
 # nostop NAME [options]: and no SIGSTOP for it. The gate attached each
 # library (and, with stacks, recorded its mapping) before its mmap ran;
@@ -85,7 +85,7 @@ nostop() {
 		grep -v 'libbpf' "$T/$name-v.err" | tail -n 20
 	fi
 }
-nostop plain
-nostop stacks --stacks
+nostop plain --source ebpf
+nostop stacks --source ebpf --stacks
 
 finish
