@@ -84,7 +84,8 @@ static const char *const tracefs_dirs[] = {
 };
 
 /* A perf event of pid: type and config name it (a tracepoint's id for
- * ours); inherit: a filter event (below), else the program's carrier. */
+ * ours); inherit: a filter event (below), else the program's carrier;
+ * inherit > 1: one for a thread that waits to exec (see open_filters()). */
 static int perf_open_type(uint32_t type, uint64_t config, pid_t pid,
 			  int inherit)
 {
@@ -109,6 +110,15 @@ static int perf_open_type(uint32_t type, uint64_t config, pid_t pid,
 		 * later allow the pair, with PERF_SAMPLE_TID. */
 		a.inherit = 1;
 		a.sample_type = PERF_SAMPLE_READ | PERF_SAMPLE_TID;
+	}
+	if (inherit > 1) {
+		/* the kernel then leaves the breakpoints to the exec and the
+		 * new image's mappings (trace_uprobe_filter_add()): no walk
+		 * of every process that maps the file now, which cost ~0.1
+		 * ms per event here; the filter is the event's target
+		 * whether it is enabled or not */
+		a.disabled = 1;
+		a.enable_on_exec = 1;
 	}
 	return (int)syscall(__NR_perf_event_open, &a, pid, -1, -1,
 			    PERF_FLAG_FD_CLOEXEC);
@@ -473,6 +483,9 @@ static int open_filters(struct ebpf_state *st, size_t from, size_t to,
 			pid_t tid, pid_t tgid, int prog_only,
 			const unsigned char *have)
 {
+	/* have: a thread held in the exec gate, whose breakpoints the exec
+	 * puts in place */
+	int inherit = have ? 2 : 1;
 	size_t i;
 
 	if (fds_reserve(st, to - from)) {
@@ -484,7 +497,7 @@ static int open_filters(struct ebpf_state *st, size_t from, size_t to,
 		if ((prog_only && !st->scope_evs[i].prog) || (have && have[i])) {
 			continue;
 		}
-		fd = perf_open(st->scope_evs[i].id, tid, 1);
+		fd = perf_open(st->scope_evs[i].id, tid, inherit);
 		if (fd < 0) {
 			if (errno == ESRCH) {
 				return 0; /* gone: nothing of it to trace */
