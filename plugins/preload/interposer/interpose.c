@@ -1673,12 +1673,19 @@ __attribute__((constructor)) static void check_own_malloc(void)
 	if (s != ST_ON && s != ST_PENDING) {
 		return;
 	}
-	self.depth++;
-	m = dlsym(RTLD_DEFAULT, "malloc");
-	/* a non-PIE executable that takes &malloc has a PLT entry for it,
-	 * which the lookup returns: not a malloc of its own (ownmalloc.h) */
-	defined = m && m != (void *)own_malloc && pl_malloc_is_defined_at(m);
-	self.depth--;
+	/* handover: nothing allocated before the hello that the program
+	 * did not allocate (optional.h) */
+	defined = s == ST_PENDING ? pl_opt_program_defines("malloc") : -1;
+	if (defined < 0) {
+		self.depth++;
+		m = dlsym(RTLD_DEFAULT, "malloc");
+		/* a non-PIE executable that takes &malloc has a PLT entry
+		 * for it, which the lookup returns: not a malloc of its
+		 * own (ownmalloc.h) */
+		defined = m && m != (void *)own_malloc &&
+			  pl_malloc_is_defined_at(m);
+		self.depth--;
+	}
 	if (s == ST_PENDING) {
 		/* handover: a program with its own malloc stays the eBPF
 		 * source's, whose uprobes see that malloc */

@@ -585,6 +585,29 @@ static int skipped(struct pass *p, const struct dl_phdr_info *info)
 	return 0;
 }
 
+struct prog_q {
+	const char *name;
+	int found;
+};
+
+static int prog_defines_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct prog_q *q = data;
+	struct obj o;
+
+	(void)size;
+	q->found = obj_parse(info, &o) ? -1 : obj_defines(&o, q->name) != NULL;
+	return 1; /* the first object is the program */
+}
+
+int pl_opt_program_defines(const char *name)
+{
+	struct prog_q q = { .name = name, .found = -1 };
+
+	dl_iterate_phdr(prog_defines_cb, &q);
+	return q.found;
+}
+
 static int is_self(const struct obj *o)
 {
 	return self_addr >= o->lo && self_addr < o->hi;

@@ -56,4 +56,14 @@ extern int pl_opt_dirty;
  */
 void pl_opt_rescan(void);
 
+/*
+ * Whether the program (the executable) defines the function name in its
+ * dynamic symbol table: 1, 0, or -1 when its tables cannot be read. A
+ * canonical PLT entry (undefined, with an address) is no definition.
+ * Allocates nothing, unlike dlsym(), whose first call in a thread
+ * callocs its error state: under --source auto, before the hello, that
+ * calloc would be recorded by uprobes, and the program never made it.
+ */
+int pl_opt_program_defines(const char *name);
+
 #endif /* MT_PRELOAD_OPTIONAL_H */
