@@ -10,7 +10,9 @@
  * - A shell running a dynamic C program, a C++ program, a static one, one
  *   with its own malloc, a set-user-ID copy, an `env -i` child: each
  *   program's lines exactly once, and per program the counts of every
- *   allocator kind that the eBPF source records for it.
+ *   allocator kind that the eBPF source records for it (the C++ one: all
+ *   but the exception its failing operator new(nothrow) allocates inside
+ *   the call, which the interposer does not see).
  * - The processes the interposer records do not trap: the hand-over is
  *   told by -v (hellos and releases), and an interposed storm's calls are
  *   all the interposer's.
@@ -118,7 +120,9 @@ static int check_lines(const struct ebpf_trace *t, const char *source)
 			     e->addr == x->addr &&
 			     (x->kind == MT_EV_FREE || e->size == x->size);
 		}
-		/* a Free's address comes back: one event per line of it */
+		/* a Free's address comes back: an event per line of it at
+		 * least (the block may be reused by a call the program does
+		 * not report, as the exception of alloc-cxx's new) */
 		if (x->kind == MT_EV_FREE) {
 			size_t lines = 0;
 
@@ -127,7 +131,7 @@ static int check_lines(const struct ebpf_trace *t, const char *source)
 					 t->exp[k].pid == x->pid &&
 					 t->exp[k].addr == x->addr;
 			}
-			if (n == lines) {
+			if (n >= lines) {
 				continue;
 			}
 		} else if (n == 1) {
@@ -144,7 +148,7 @@ static int check_lines(const struct ebpf_trace *t, const char *source)
 START_TEST(test_mixed_tree)
 {
 	static const char *const progs[] = {
-		"alloc-basic", "alloc-static", "alloc-own-malloc",
+		"alloc-basic", "alloc-cxx", "alloc-static", "alloc-own-malloc",
 	};
 	char dir[PATH_MAX - 64], suid[PATH_MAX], cmd[8 * PATH_MAX];
 	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
@@ -171,22 +175,30 @@ START_TEST(test_mixed_tree)
 	ck_assert_msg(check_lines(&te, "ebpf") == 0, "ebpf:\n%s", te.err);
 	per_proc(&ta, &pa);
 	per_proc(&te, &pe);
-	/* alloc-basic, alloc-static, alloc-own-malloc, the set-uid copy,
-	 * env -i's alloc-basic */
-	ck_assert_uint_eq(pa.n, 5);
-	ck_assert_uint_eq(pe.n, 5);
+	/* alloc-basic, alloc-cxx, alloc-static, alloc-own-malloc, the
+	 * set-uid copy, env -i's alloc-basic */
+	ck_assert_uint_eq(pa.n, 6);
+	ck_assert_uint_eq(pe.n, 6);
 	for (i = 0; i < pa.n; i++) {
 		for (unsigned int k = MT_EV_MALLOC; k < NKINDS; k++) {
-			ck_assert_msg(pa.count[i][k] == pe.count[i][k],
+			/* alloc-cxx, the interposer's: its failing
+			 * operator new(nothrow) allocates the exception it
+			 * throws and catches inside the call, which uprobes
+			 * see and the interposer does not (README) */
+			size_t more = i == 1 && (k == MT_EV_MALLOC ||
+						 k == MT_EV_FREE);
+
+			ck_assert_msg(pa.count[i][k] + more == pe.count[i][k],
 				      "program %zu of \"%s\": %zu events of kind %u under auto, %zu under ebpf",
 				      i, cmd, pa.count[i][k], k,
 				      pe.count[i][k]);
 		}
 	}
-	/* the shell and the first alloc-basic are the interposer's; the
-	 * others never say hello (env -i does, then execs alloc-basic
-	 * without LD_PRELOAD: its process ends the uprobes') */
-	ck_assert_msg(strstr(ta.err, "processes recorded: 2 by the interposer, 4 by uprobes"),
+	/* the shell, the first alloc-basic and alloc-cxx are the
+	 * interposer's; the others never say hello (env -i does, then
+	 * execs alloc-basic without LD_PRELOAD: its process ends the
+	 * uprobes') */
+	ck_assert_msg(strstr(ta.err, "processes recorded: 3 by the interposer, 4 by uprobes"),
 		      "%s", ta.err);
 	ebpf_trace_free(&ta);
 	ebpf_trace_free(&te);
