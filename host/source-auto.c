@@ -333,8 +333,12 @@ static int put_held(struct auto_state *a, struct mt_emitter *em, uint64_t t,
 			return -EPIPE;
 		}
 	}
-	memmove(a->held, a->held + i, (a->nheld - i) * sizeof(*a->held));
-	a->nheld -= i;
+	if (i) {
+		/* (held may be NULL: nothing held yet) */
+		memmove(a->held, a->held + i,
+			(a->nheld - i) * sizeof(*a->held));
+		a->nheld -= i;
+	}
 	return (int)i;
 }
 
