@@ -30,7 +30,14 @@
  * stops it (not only unknown files), so that user space records its
  * mappings, and a fork is announced, so that the child's stacks resolve
  * through its parent's mappings.
+ *
+ * Relocations (CO-RE): only the kernel's own structures, read with
+ * BPF_CORE_READ, are relocated at load. libbpf searches the kernel's
+ * ~125K types once per structure relocated (~1 ms each here, paid at every
+ * start), so the stable ABI this file reads directly (pt_regs, the syscall
+ * tracepoints' records, bpf_pidns_info) keeps its compiled-in layout.
  */
+#define BPF_NO_PRESERVE_ACCESS_INDEX
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -193,9 +200,15 @@ struct {
 	__type(value, struct mt_unw_proc);
 } unw_chunks SEC(".maps");
 
+/* The hash maps below allocate their entries as they are added (as the
+ * preload source's do): preallocating them cost ~7 ms at every start, before
+ * the command runs, for the few hundred entries a tree uses. An entry that
+ * cannot be allocated is counted as a full map's is. */
+
 /* tgid (global) -> MT_TR_* bits */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, u32);
 	__type(value, u32);
@@ -214,6 +227,7 @@ volatile long long clones_inflight = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, u32);
 	__type(value, u32);
@@ -224,6 +238,7 @@ struct {
  * memtrack dies */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, struct mt_hold_key);
 	__type(value, u64);
@@ -238,6 +253,7 @@ struct {
 /* tgid (ours, as in holds) -> MT_FREEZE_ASKED or MT_FREEZE_CANNOT */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, u32);
 	__type(value, u32);
@@ -246,6 +262,7 @@ struct {
 /* executable files user space has handled */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, struct mt_file_key);
 	__type(value, u32);
@@ -254,6 +271,7 @@ struct {
 /* tid (global) -> what the exec gate did for its call in flight */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, u32);
 	__type(value, struct mt_gated);
@@ -277,6 +295,7 @@ struct thread_state {
 /* pid_tgid -> state */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, u64);
 	__type(value, struct thread_state);

@@ -73,6 +73,7 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 		       void **state)
 {
 	struct ebpf_state *st;
+	uint64_t t0;
 	int err;
 
 	st = calloc(1, sizeof(*st));
@@ -132,6 +133,14 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	if (!err && st->stack_depth) {
 		err = bpf_map__set_max_entries(st->skel->maps.stacks,
 					       st->stack_ring_size);
+	} else if (!err) {
+		/* unused without stacks: the 1M buckets of stack_ids alone
+		 * cost ~10 ms at every start */
+		err = bpf_map__set_max_entries(st->skel->maps.stack_ids, 1);
+		if (!err) {
+			err = bpf_map__set_max_entries(
+				st->skel->maps.stack_gen, 1);
+		}
 	}
 	if (!err) {
 		err = ebpf_unw_prepare(st);
@@ -156,6 +165,7 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	st->skel->rodata->wakeup_at = st->high_wm < st->ring_size / 8 ?
 					      st->high_wm :
 					      st->ring_size / 8;
+	t0 = ebpf_now_ns();
 	err = memtrack_bpf__load(st->skel);
 	if (err) {
 		ebpf_log(st, MT_LOG_ERROR,
@@ -163,9 +173,13 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 			 strerror(-err));
 		goto error;
 	}
+	/* every run waits for this before the command starts */
+	ebpf_log(st, MT_LOG_DEBUG, "BPF object loaded in %.1f ms",
+		 (double)(ebpf_now_ns() - t0) / 1e6);
 	st->holds_fd = bpf_map__fd(st->skel->maps.holds);
-	/* before anything can be stopped, and while memtrack is one thread
-	 * (the watchdog is forked) */
+	/* before anything can be stopped; the watchdog is a fork that makes
+	 * system calls only (under auto the preload source is being created
+	 * on another thread meanwhile) */
 	err = ebpf_watchdog_start(st);
 	if (err) {
 		goto error;
