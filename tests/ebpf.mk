@@ -153,6 +153,17 @@ tests_test_ebpf_CFLAGS = $(TEST_CFLAGS)
 tests_test_ebpf_LDADD = $(TEST_LIBS)
 EXTRA_tests_test_ebpf_DEPENDENCIES = tests/progs/optional.stamp
 
+# the kernel structures CO-RE relocates against, copied for libbpf, are
+# the kernel's (no root needed)
+check_PROGRAMS += tests/test-kbtf
+TESTS += tests/test-kbtf
+tests_test_kbtf_SOURCES = tests/test-kbtf.c plugins/ebpf/kbtf.c \
+	plugins/ebpf/kbtf.h
+tests_test_kbtf_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/ebpf
+tests_test_kbtf_CFLAGS = $(TEST_CFLAGS) $(LIBBPF_CFLAGS)
+tests_test_kbtf_LDADD = $(TEST_LIBS) $(LIBBPF_LIBS)
+EXTRA_tests_test_kbtf_DEPENDENCIES = plugins/ebpf/memtrack.bpf.o
+
 # --source auto: the scenario table, a mixed tree against the eBPF source,
 # the hand-over
 check_PROGRAMS += tests/test-auto

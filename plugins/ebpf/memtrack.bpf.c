@@ -32,10 +32,11 @@
  * through its parent's mappings.
  *
  * Relocations (CO-RE): only the kernel's own structures, read with
- * BPF_CORE_READ, are relocated at load. libbpf searches the kernel's
- * ~125K types once per structure relocated (~1 ms each here, paid at every
- * start), so the stable ABI this file reads directly (pt_regs, the syscall
- * tracepoints' records, bpf_pidns_info) keeps its compiled-in layout.
+ * BPF_CORE_READ, are relocated at load, against a copy of them made at
+ * every start (kbtf.c). The stable ABI this file reads directly (pt_regs,
+ * the syscall tracepoints' records, bpf_pidns_info) keeps its compiled-in
+ * layout: each structure relocated costs libbpf a search of the kernel's
+ * ~125K types when it has to read them all (no copy).
  */
 #define BPF_NO_PRESERVE_ACCESS_INDEX
 #include "vmlinux.h"

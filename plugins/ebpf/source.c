@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <gelf.h>
 
@@ -37,6 +38,10 @@
 #include "memtrack.skel.h"
 #include "ebpf.h"
 #include "bpf-test-knobs.h"
+#include "kbtf.h"
+
+/* the running kernel's types */
+#define EBPF_VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 
 /* libbpf's messages go through the host of the (one) live state */
 static const struct mt_host *libbpf_host;
@@ -69,10 +74,71 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 
 static void ebpf_destroy(void *state);
 
+/*
+ * The skeleton, opened with the kernel structures it relocates against in a
+ * BTF of their own (kbtf.c: ~1 ms to make, where libbpf took ~20 ms to
+ * read the kernel's whole BTF and search it); *fd holds that BTF until the
+ * load. Without it (any failure) libbpf reads the kernel's BTF itself.
+ */
+static struct memtrack_bpf *open_skel(struct ebpf_state *st, int *fd)
+{
+	struct memtrack_bpf *skel = memtrack_bpf__open(), *small_skel;
+	uint64_t t0 = ebpf_now_ns();
+	unsigned int n = 0;
+	struct btf *small;
+	const void *raw;
+	uint32_t size;
+	char path[64];
+	int mfd;
+
+	*fd = -1;
+	if (!skel) {
+		return NULL;
+	}
+	small = ebpf_kbtf_small(EBPF_VMLINUX_BTF, bpf_object__btf(skel->obj),
+				&n);
+	if (!small) {
+		ebpf_log(st, MT_LOG_DEBUG, "%s: %s; libbpf reads it whole",
+			 EBPF_VMLINUX_BTF, strerror(errno));
+		return skel;
+	}
+	raw = btf__raw_data(small, &size);
+	mfd = raw ? memfd_create("memtrack-kernel-btf", MFD_CLOEXEC) : -1;
+	if (mfd < 0 || write(mfd, raw, size) != (ssize_t)size) {
+		ebpf_log(st, MT_LOG_DEBUG,
+			 "cannot write the kernel's structures: %s",
+			 strerror(errno));
+		if (mfd >= 0) {
+			close(mfd);
+		}
+		btf__free(small);
+		return skel;
+	}
+	btf__free(small);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
+	{
+		LIBBPF_OPTS(bpf_object_open_opts, opts,
+			    .btf_custom_path = path);
+
+		small_skel = memtrack_bpf__open_opts(&opts);
+	}
+	if (!small_skel) {
+		close(mfd);
+		return skel;
+	}
+	memtrack_bpf__destroy(skel);
+	ebpf_log(st, MT_LOG_DEBUG,
+		 "CO-RE: %u kernel structures copied in %.1f ms (%u bytes)", n,
+		 (double)(ebpf_now_ns() - t0) / 1e6, size);
+	*fd = mfd;
+	return small_skel;
+}
+
 static int ebpf_create(const struct mt_host *host, const char *args,
 		       void **state)
 {
 	struct ebpf_state *st;
+	int kbtf_fd = -1;
 	uint64_t t0;
 	int err;
 
@@ -114,7 +180,7 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	libbpf_host = host;
 	libbpf_set_print(libbpf_print);
 
-	st->skel = memtrack_bpf__open();
+	st->skel = open_skel(st, &kbtf_fd);
 	if (!st->skel) {
 		err = -errno;
 		ebpf_log(st, MT_LOG_ERROR, "cannot open the BPF object: %s",
@@ -167,6 +233,10 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 					      st->ring_size / 8;
 	t0 = ebpf_now_ns();
 	err = memtrack_bpf__load(st->skel);
+	if (kbtf_fd >= 0) {
+		close(kbtf_fd); /* read by the load */
+		kbtf_fd = -1;
+	}
 	if (err) {
 		ebpf_log(st, MT_LOG_ERROR,
 			 "cannot load the BPF programs: %s (run with -v for the verifier log)",
@@ -251,6 +321,9 @@ ring_error:
 	ebpf_log(st, MT_LOG_ERROR, "cannot set up the ring buffers: %s",
 		 strerror(-err));
 error:
+	if (kbtf_fd >= 0) {
+		close(kbtf_fd);
+	}
 	ebpf_destroy(st);
 	return err;
 }

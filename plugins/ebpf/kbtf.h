@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/ebpf/kbtf.h - the kernel structures CO-RE relocates against, in
+ * a BTF of their own (kbtf.c).
+ */
+#ifndef MT_EBPF_KBTF_H
+#define MT_EBPF_KBTF_H
+
+struct btf;
+
+/*
+ * A new BTF holding each structure and union of the kernel's BTF at
+ * vmlinux_path (a raw BTF file: /sys/kernel/btf/vmlinux) whose name is
+ * that of a structure or union of local (CO-RE flavours, "___suffix",
+ * stripped), with everything it embeds; pointers become void pointers.
+ * *ncopied: how many structures were named. NULL with errno set when the
+ * file cannot be read or is not what it should be.
+ */
+struct btf *ebpf_kbtf_small(const char *vmlinux_path, const struct btf *local,
+			    unsigned int *ncopied);
+
+#endif /* MT_EBPF_KBTF_H */

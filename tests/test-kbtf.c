@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test-kbtf.c - the eBPF source's copy of the kernel structures it
+ * relocates against (plugins/ebpf/kbtf.c) says what the kernel's BTF says.
+ *
+ * The copy is made for memtrack's own BPF object, from this machine's
+ * /sys/kernel/btf/vmlinux, and compared with the kernel's BTF as libbpf
+ * reads it: every structure the object reads with BPF_CORE_READ is there,
+ * with the kernel's size, member names, offsets and bit fields, down
+ * through what it embeds; libbpf parses it back. A damaged file is refused.
+ * As root, memtrack's eBPF source loads with the copy and libbpf never
+ * reads the kernel's whole BTF. Skips (77) without kernel BTF.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <bpf/btf.h>
+
+#include "kbtf.h"
+
+#define VMLINUX "/sys/kernel/btf/vmlinux"
+
+static struct btf *local, *kernel;
+
+static void setup(void)
+{
+	const char *b = getenv("MT_BUILDDIR");
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/plugins/ebpf/memtrack.bpf.o",
+		 b ? b : ".");
+	local = btf__parse_elf(path, NULL);
+	ck_assert_msg(local, "%s: %s", path, strerror(errno));
+	kernel = btf__load_vmlinux_btf();
+	ck_assert_msg(kernel, VMLINUX ": %s", strerror(errno));
+}
+
+static void teardown(void)
+{
+	btf__free(local);
+	btf__free(kernel);
+}
+
+static const struct btf_type *skip_mods(const struct btf *b, __u32 *id)
+{
+	const struct btf_type *t = btf__type_by_id(b, *id);
+
+	while (btf_is_mod(t) || btf_is_typedef(t)) {
+		*id = t->type;
+		t = btf__type_by_id(b, *id);
+	}
+	return t;
+}
+
+/* The copy's type cid says what the kernel's kid does; the path for the
+ * message. */
+static void same(const struct btf *c, __u32 cid, __u32 kid, const char *path)
+{
+	const struct btf_type *ct = btf__type_by_id(c, cid);
+	const struct btf_type *kt = skip_mods(kernel, &kid);
+
+	ck_assert_msg(ct, "%s: no type %u in the copy", path, cid);
+	ck_assert_msg(btf_kind(ct) == btf_kind(kt),
+		      "%s: kind %u in the copy, %u in the kernel", path,
+		      btf_kind(ct), btf_kind(kt));
+	switch (btf_kind(kt)) {
+	case BTF_KIND_PTR:
+		return; /* void * in the copy, on purpose */
+	case BTF_KIND_INT:
+		ck_assert_msg(ct->size == kt->size &&
+				      btf_int_encoding(ct) ==
+					      btf_int_encoding(kt),
+			      "%s: another integer", path);
+		return;
+	case BTF_KIND_ARRAY:
+		ck_assert_msg(btf_array(ct)->nelems == btf_array(kt)->nelems,
+			      "%s: %u elements, the kernel's %u", path,
+			      btf_array(ct)->nelems, btf_array(kt)->nelems);
+		same(c, btf_array(ct)->type, btf_array(kt)->type, path);
+		return;
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+		ck_assert_msg(ct->size == kt->size &&
+				      btf_vlen(ct) == btf_vlen(kt),
+			      "%s: another enum", path);
+		return;
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION: {
+		const struct btf_member *cm = btf_members(ct);
+		const struct btf_member *km = btf_members(kt);
+
+		ck_assert_msg(ct->size == kt->size,
+			      "%s: %u bytes, the kernel's %u", path, ct->size,
+			      kt->size);
+		ck_assert_msg(btf_vlen(ct) == btf_vlen(kt),
+			      "%s: %u members, the kernel's %u", path,
+			      btf_vlen(ct), btf_vlen(kt));
+		for (int i = 0; i < btf_vlen(kt); i++) {
+			const char *cn = btf__name_by_offset(c, cm[i].name_off);
+			const char *kn =
+				btf__name_by_offset(kernel, km[i].name_off);
+			char sub[512];
+
+			snprintf(sub, sizeof(sub), "%s.%s", path,
+				 *kn ? kn : "(anon)");
+			ck_assert_msg(!strcmp(cn, kn), "%s: named %s", sub, cn);
+			ck_assert_msg(btf_member_bit_offset(ct, i) ==
+					      btf_member_bit_offset(kt, i),
+				      "%s: at bit %u, the kernel's %u", sub,
+				      btf_member_bit_offset(ct, i),
+				      btf_member_bit_offset(kt, i));
+			ck_assert_msg(btf_member_bitfield_size(ct, i) ==
+					      btf_member_bitfield_size(kt, i),
+				      "%s: another bit field", sub);
+			same(c, cm[i].type, km[i].type, sub);
+		}
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+START_TEST(test_copy_is_the_kernels)
+{
+	/* what memtrack.bpf.c and common/bpf/ read with BPF_CORE_READ */
+	static const char *const read[] = {
+		"task_struct", "pid",	"upid",	     "pid_namespace",
+		"signal_struct", "mm_struct", "file", "inode",
+		"super_block", "files_struct", "fdtable", "vm_area_struct",
+	};
+	unsigned int n = 0, compared = 0;
+	struct btf *c = ebpf_kbtf_small(VMLINUX, local, &n);
+	const void *raw;
+	struct btf *back;
+	__u32 size;
+
+	ck_assert_msg(c, "no copy: %s", strerror(errno));
+	ck_assert_uint_gt(n, sizeof(read) / sizeof(read[0]) - 1);
+	for (size_t i = 0; i < sizeof(read) / sizeof(read[0]); i++) {
+		ck_assert_msg(btf__find_by_name_kind(c, read[i],
+						     BTF_KIND_STRUCT) > 0,
+			      "struct %s is not in the copy", read[i]);
+	}
+	/* every named structure of the copy is the kernel's */
+	for (__u32 id = 1; id < btf__type_cnt(c); id++) {
+		const struct btf_type *t = btf__type_by_id(c, id);
+		const char *name = btf__name_by_offset(c, t->name_off);
+		__s32 kid;
+
+		if (!btf_is_composite(t) || !*name) {
+			continue;
+		}
+		kid = btf__find_by_name_kind(kernel, name, btf_kind(t));
+		ck_assert_msg(kid > 0, "%s: not in the kernel", name);
+		same(c, id, (__u32)kid, name);
+		compared++;
+	}
+	ck_assert_uint_ge(compared, n);
+	/* what libbpf gets */
+	raw = btf__raw_data(c, &size);
+	ck_assert_ptr_nonnull(raw);
+	back = btf__new(raw, size);
+	ck_assert_msg(back, "libbpf cannot read the copy back: %s",
+		      strerror(errno));
+	ck_assert_uint_eq(btf__type_cnt(back), btf__type_cnt(c));
+	btf__free(back);
+	btf__free(c);
+}
+END_TEST
+
+/* A copy of the kernel's BTF file, its first len bytes, with the byte at
+ * poke (if >= 0) replaced. */
+static char *damaged(long len, long poke, unsigned char v)
+{
+	static char path[] = "/tmp/mt-kbtf-XXXXXX";
+	FILE *in = fopen(VMLINUX, "rb"), *out;
+	char *buf = malloc(8u << 20);
+	size_t n;
+	int fd;
+
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(buf);
+	n = fread(buf, 1, 8u << 20, in);
+	fclose(in);
+	ck_assert_uint_gt(n, 1000);
+	if (len >= 0 && (size_t)len < n) {
+		n = (size_t)len;
+	}
+	if (poke >= 0) {
+		buf[poke] = (char)v;
+	}
+	strcpy(path, "/tmp/mt-kbtf-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	out = fdopen(fd, "wb");
+	ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+	fclose(out);
+	free(buf);
+	return path;
+}
+
+START_TEST(test_damaged_refused)
+{
+	const struct btf_header *h;
+	unsigned int n;
+	char hdr[sizeof(*h)];
+	FILE *in = fopen(VMLINUX, "rb");
+	long first_kind;
+	char *p;
+
+	ck_assert_ptr_nonnull(in);
+	ck_assert_uint_eq(fread(hdr, 1, sizeof(hdr), in), sizeof(hdr));
+	fclose(in);
+	h = (const void *)hdr;
+	/* the high byte of the first type's info word: its kind */
+	first_kind = (long)(h->hdr_len + h->type_off + 4 + 3);
+
+	p = damaged(1000, -1, 0); /* cut in the middle of the types */
+	errno = 0;
+	ck_assert_ptr_null(ebpf_kbtf_small(p, local, &n));
+	ck_assert_int_eq(errno, EINVAL);
+	unlink(p);
+
+	p = damaged(-1, 0, 0x42); /* not BTF */
+	errno = 0;
+	ck_assert_ptr_null(ebpf_kbtf_small(p, local, &n));
+	ck_assert_int_eq(errno, EINVAL);
+	unlink(p);
+
+	p = damaged(-1, first_kind, 0x1f); /* a kind nobody knows */
+	errno = 0;
+	ck_assert_ptr_null(ebpf_kbtf_small(p, local, &n));
+	ck_assert_int_eq(errno, EINVAL);
+	unlink(p);
+
+	errno = 0;
+	ck_assert_ptr_null(ebpf_kbtf_small("/nonexistent/vmlinux", local, &n));
+	ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
+/* memtrack relocates with the copy: libbpf never reads the kernel's BTF
+ * (root and BPF; without, passes unless MEMTRACK_REQUIRE_BPF=1) */
+START_TEST(test_memtrack_uses_copy)
+{
+	const char *b = getenv("MT_BUILDDIR");
+	const char *req = getenv("MEMTRACK_REQUIRE_BPF");
+	char cmd[8192], line[4096];
+	int copied = 0, whole = 0, status;
+	FILE *p;
+
+	if (geteuid() != 0) {
+		ck_assert_msg(!req || strcmp(req, "1"),
+			      "MEMTRACK_REQUIRE_BPF=1 but not root");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "MEMTRACK_PLUGIN_PATH='%s/plugins/.libs' '%s/memtrack' -vv "
+		 "--source ebpf --sink file:/dev/null -- true 2>&1",
+		 b ? b : ".", b ? b : ".");
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		copied |= strstr(line, "kernel structures copied") != NULL;
+		whole |= strstr(line, "loading kernel BTF") != NULL;
+	}
+	status = pclose(p);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "memtrack --source ebpf -- true: status %d", status);
+	ck_assert_msg(copied, "no copy of the kernel structures was made");
+	ck_assert_msg(!whole, "libbpf read the kernel's whole BTF");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("kbtf");
+	TCase *tc = tcase_create("kbtf");
+	SRunner *sr;
+	int failed;
+
+	if (access(VMLINUX, R_OK)) {
+		printf("SKIP: no kernel BTF (" VMLINUX ")\n");
+		return 77;
+	}
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_copy_is_the_kernels);
+	tcase_add_test(tc, test_damaged_refused);
+	tcase_add_test(tc, test_memtrack_uses_copy);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
