@@ -13,7 +13,8 @@
 #             beside a recording (a shell and a program that allocates,
 #             then sleeps: libc is probed) under auto and under ebpf
 #
-# Each workload's sources run in alternated rounds; medians and ratios.
+# Each workload's sources run in alternated rounds, each run once the
+# previous one's helpers are done (wait-watchdogs.sh); medians and ratios.
 # Goals (issue 23): auto within 1.15x of preload on gcc and on setuid,
 # within 1.1x of ebpf on chromium, beside within 1.05x of alone.
 # Needs root and BPF. Environment: BENCH_AUTO_ROUNDS (5).
@@ -69,8 +70,13 @@ chromium_cmd="$chromium --headless --no-sandbox --disable-gpu \
 
 now() { date +%s.%N; }
 
+# the previous run's helpers close its probes for a few seconds after it,
+# holding the kernel's trace event lock: every run starts on a quiet machine
+quiet() { sh "$(dirname "$0")/wait-watchdogs.sh" || true; }
+
 # time_one SOURCE CMD: seconds, the command alone when SOURCE is "alone"
 time_one() {
+	quiet
 	t0=$(now)
 	if [ "$1" = alone ]; then
 		sh -c "$2"
@@ -117,8 +123,10 @@ echo "  auto/preload $(ratio "$med_auto" "$med_preload")"
 
 # beside: the untraced loop times itself while a recording runs
 for r in $(seq "$rounds"); do
+	quiet
 	"$dir/loop" 5000000 t >>"$dir/beside.alone"
 	for s in auto ebpf; do
+		quiet
 		"$memtrack" -q --source "$s" --sink "file:$dir/b.mt" -- \
 			sh -c "$dir/loop 1000; sleep 2" &
 		mpid=$!
