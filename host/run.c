@@ -39,12 +39,8 @@
 #define CHUNKS_PER_WAKEUP 256
 /* How long a signal to memtrack alone waits before it is forwarded, in
  * case the same sender signals the whole group next: timeout(1) sends to
- * its child and then to its group, two system calls in a row, but the
- * first wakes memtrack, which may take timeout's core: on two busy cores
- * the second came more than 20 ms later (the command then got the signal
- * twice: the likeliest cause of tests/test-group-signals.sh failing 2
- * runs in 10 here). */
-#define GROUP_GRACE_MS 100
+ * its child and then to its group, two system calls in a row. */
+#define GROUP_GRACE_MS 20
 
 struct run {
 	const struct mt_run_opts *opts;
