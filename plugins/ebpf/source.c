@@ -76,7 +76,7 @@ static void ebpf_destroy(void *state);
 
 /*
  * The skeleton, opened with the kernel structures it relocates against in a
- * BTF of their own (kbtf.c: ~1 ms to make, where libbpf took ~20 ms to
+ * BTF of their own (kbtf.c: 3-7 ms to make, where libbpf took ~20 ms to
  * read the kernel's whole BTF and search it); *fd holds that BTF until the
  * load. Without it (any failure) libbpf reads the kernel's BTF itself.
  */
