@@ -10,6 +10,7 @@ for arg in "$@"; do
 	case "$arg" in
 	*/test-ebpf | */test-pressure | */test-stacks | */test-lifecycle.sh | \
 	*/test-stress.sh | */test-vma-busy.sh | */test-untracked.sh | \
+	*/test-scope-race.sh | \
 	*/test-ebpf-holds.sh | */test-attach.sh | */test-attach-busy.sh | \
 	*/test-sources-agree | */test-preload-syscalls | */test-unwind | \
 	*/test-startup-signals.sh | */test-group-signals.sh | \

@@ -70,7 +70,7 @@ nostop() {
 	name=$1
 	shift
 	# shellcheck disable=SC2086 # one argument per library
-	"$MT" -v "$@" --sink "file:$T/$name-v.mt" -- "$PROG" $libs \
+	"$MT" -vv "$@" --sink "file:$T/$name-v.mt" -- "$PROG" $libs \
 		>/dev/null 2>"$T/$name-v.err"
 	stops=$(sed -n 's/.*attach: \([0-9]*\) stops by SIGSTOP.*/\1/p' \
 		"$T/$name-v.err")
@@ -80,9 +80,11 @@ nostop() {
 		ok "$name: no stop, $reads whole reads of the maps"
 	else
 		fail "$name: stops '${stops:-0}' (want 0), whole reads of the maps '$reads' (want <= 1)"
-		# which check stopped it (exec or mmap) and what the gate
-		# did: for the next one to look at (once in CI's ASan step)
-		grep -v 'libbpf' "$T/$name-v.err" | tail -n 20
+		# which check stopped it (exec or mmap, which file) and what
+		# the gate did; twice in CI it was the race that
+		# tests/test-scope-race.sh shows
+		grep -v 'libbpf' "$T/$name-v.err" |
+			grep 'stopped\|gate\|attach\|cannot' | tail -n 30
 	fi
 }
 nostop plain --source ebpf

@@ -8,3 +8,10 @@ if ENABLE_EBPF
 TESTS += tests/test-vma-busy.sh
 endif
 dist_noinst_SCRIPTS += tests/test-vma-busy.sh
+
+# tests/test-scope-race.sh: a remover of the shared uprobe events beside a
+# memtrack making its own takes none of them (vma-busy and libdlalloc)
+if ENABLE_EBPF
+TESTS += tests/test-scope-race.sh
+endif
+dist_noinst_SCRIPTS += tests/test-scope-race.sh

@@ -234,8 +234,14 @@ static int file_add(struct ebpf_state *st, uint64_t dev, uint64_t ino)
 	st->files[st->nfiles].ino = ino;
 	st->nfiles++;
 	/* BPF stops nobody for this file any more */
-	bpf_map_update_elem(bpf_map__fd(st->skel->maps.known), &key, &one,
-			    BPF_ANY);
+	if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.known), &key, &one,
+				BPF_ANY)) {
+		/* every process mapping it stops, and is let go */
+		ebpf_log(st, MT_LOG_WARN,
+			 "cannot mark file %llu:%llu attached: %s",
+			 (unsigned long long)dev, (unsigned long long)ino,
+			 strerror(errno));
+	}
 	return 0;
 }
 

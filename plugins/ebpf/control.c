@@ -206,6 +206,12 @@ static int on_stop(struct ebpf_state *st, const struct mt_ctl *c,
 		if (c->pad & MT_CTL_AT_EXEC) {
 			st->attach_stops_exec++;
 		}
+		/* the gate was there to spare it: say what it missed */
+		ebpf_log(st, MT_LOG_DEBUG,
+			 "attach: stopped process %u (thread %u) at %s of file %llu:%llu (0:0: not found)",
+			 c->tgid, c->tid,
+			 c->pad & MT_CTL_AT_EXEC ? "exec" : "an executable mmap",
+			 c->dev, c->ino);
 		if (st->stack_depth) {
 			/* stopped at exec or at an executable mmap: what
 			 * the process's stacks resolve through and are

@@ -187,6 +187,7 @@ struct ebpf_state {
 	struct ebpf_scope_ev *scope_evs;
 	size_t scope_nevs, scope_evs_cap;
 	uint64_t scope_appends;
+	unsigned long test_scope_hold_ms; /* MEMTRACK_TEST_SCOPE_HOLD_MS */
 	int *scope_fds;
 	/* per fd: the process it was opened on, and whether its event is
 	 * one of program files (handover: kept at the hello) */
@@ -300,7 +301,7 @@ int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid);
 void ebpf_scope_release(struct ebpf_state *st, pid_t tgid);
 void ebpf_scope_gone(struct ebpf_state *st, pid_t tgid);
 void ebpf_scope_done(struct ebpf_state *st);
-int ebpf_scope_remove_group(const char *tracefs);
+int ebpf_scope_remove_group(const char *tracefs, long wait_ms);
 
 /* attach.c: handle the executable files a process maps: attach the uprobes
  * of the allocator entry points found in their symbol tables. */

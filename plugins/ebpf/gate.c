@@ -317,11 +317,19 @@ static void gate_file(struct ebpf_state *st, int fd, const struct stat *sb,
 {
 	char self[64];
 
+	int err;
+
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	if (ebpf_attach_file(st, self, shown,
-			     mt_kernel_dev(major(sb->st_dev), minor(sb->st_dev)),
-			     sb->st_ino) == 0) {
+	err = ebpf_attach_file(st, self, shown,
+			       mt_kernel_dev(major(sb->st_dev),
+					     minor(sb->st_dev)),
+			       sb->st_ino);
+	if (err == 0) {
 		st->gate_files++;
+	} else if (err < 0) {
+		/* BPF stops the process for it, and the stop tries again */
+		ebpf_log(st, MT_LOG_DEBUG, "exec gate: %s not attached: %s",
+			 shown, strerror(-err));
 	}
 }
 
@@ -441,13 +449,20 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 			 (int)a[4]);
 		fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0) {
+			ebpf_log(st, MT_LOG_DEBUG, "exec gate: mmap by %d: %s: %s",
+				 (int)pid, full, strerror(errno));
 			return;
 		}
 		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) ||
-		    (!ahead && file_known(st, &sb)) ||
-		    /* the caller still in the call: its fd is the one it
-		     * maps */
-		    ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id)) {
+		    (!ahead && file_known(st, &sb))) {
+			close(fd);
+			return;
+		}
+		/* the caller still in the call: its fd is the one it maps */
+		if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id)) {
+			ebpf_log(st, MT_LOG_DEBUG,
+				 "exec gate: mmap by %d: the call is gone: %s",
+				 (int)pid, strerror(errno));
 			close(fd);
 			return;
 		}
@@ -489,6 +504,9 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 	}
 	/* what we read was the caller's, in that call (not a pid reused) */
 	if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id)) {
+		ebpf_log(st, MT_LOG_DEBUG,
+			 "exec gate: exec by %d: the call is gone: %s",
+			 (int)pid, strerror(errno));
 		return;
 	}
 	if (st->handover || exec_drops_inherited(full)) {

@@ -1412,9 +1412,8 @@ int BPF_PROG(on_exec, struct task_struct *task)
 		}
 		__sync_fetch_and_add(&ctl_dropped, 1);
 	}
-	stop_current(stack_depth ? MT_CTL_ATTACH | (MT_CTL_AT_EXEC << 16) :
-				   MT_CTL_ATTACH,
-		     id, key.dev, key.ino);
+	stop_current(MT_CTL_ATTACH | (MT_CTL_AT_EXEC << 16), id, key.dev,
+		     key.ino);
 	return 0;
 }
 

@@ -40,6 +40,15 @@
  *   the last one out pays the waits. The watchdog removes the events
  *   nobody uses when memtrack is gone, also after SIGKILL; the next
  *   memtrack removes what was left.
+ * - An event made and not yet held (between the line written to
+ *   uprobe_events and the perf event opened on it) is one nobody uses:
+ *   a remover would take it, and the probe with it. Makers and removers
+ *   take an flock on uprobe_events (scope_lock()), which every memtrack
+ *   and watchdog on the machine opens: a remover waits for the maker's
+ *   hold. Without it a dying watchdog's removals, every 50 ms for a second
+ *   or more, could beat all of a maker's tries; the probes of that file
+ *   were then missing, silently, until a stop attached them again
+ *   (tests/test-vma-busy.sh in CI, twice).
  *
  * Where tracefs cannot take our events (not mounted, not writable),
  * kthreadd is not ours to see (memtrack in a container's pid namespace),
@@ -56,8 +65,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -139,6 +150,34 @@ static int write_line(int fd, const char *line)
 	return w == (ssize_t)n ? 0 : (w < 0 ? -errno : -EIO);
 }
 
+/* Makers and removers of our events, one at a time across memtracks (see
+ * the top). An flock dies with its holder, but a holder can be stopped
+ * (a memtrack suspended with ^Z mid-attach): waited for wait_ms at most,
+ * then the caller goes on without it, as before the lock. Returns whether
+ * it is held. System calls only (the watchdog's too). */
+static int scope_lock(int fd, long wait_ms)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	for (long waited = 0;; waited++) {
+		if (!flock(fd, LOCK_EX | LOCK_NB)) {
+			return 1;
+		}
+		if ((errno != EWOULDBLOCK && errno != EINTR) ||
+		    waited >= wait_ms) {
+			return 0;
+		}
+		nanosleep(&ms, NULL);
+	}
+}
+
+static void scope_unlock(int fd, int held)
+{
+	if (held) {
+		flock(fd, LOCK_UN);
+	}
+}
+
 /* The text of a small file, NUL-terminated, in buf: its length, or a
  * negative errno (-EIO: empty). System calls only (the watchdog's too). */
 static ssize_t read_text(const char *path, char *buf, size_t size)
@@ -162,12 +201,13 @@ static ssize_t read_text(const char *path, char *buf, size_t size)
  * Remove the events of our group that no memtrack uses any more (the
  * kernel refuses those with perf events open: EBUSY). Only system calls
  * and static buffers: the watchdog calls it in a fork of a threaded
- * memtrack. Returns how many were busy.
+ * memtrack. wait_ms: how long to wait for a maker (scope_lock()). Returns
+ * how many were busy; 1 when the lock was not had.
  */
-int ebpf_scope_remove_group(const char *tracefs)
+int ebpf_scope_remove_group(const char *tracefs, long wait_ms)
 {
 	static char buf[1 << 16], path[512], del[160];
-	int left = 0, wfd;
+	int left = 0, wfd, held;
 	char *line, *next;
 
 	snprintf(path, sizeof(path), "%s/uprobe_events", tracefs);
@@ -177,6 +217,16 @@ int ebpf_scope_remove_group(const char *tracefs)
 	wfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (wfd < 0) {
 		return 0;
+	}
+	/* no maker between its line and its hold; the list read before is
+	 * good enough: an event made since is not in it. A maker holds the
+	 * lock for a few ms, or while another's close has the kernel's
+	 * event_mutex (~0.1 s): a pass not made is made by the next
+	 * remover, or the watchdog's next one */
+	held = scope_lock(wfd, wait_ms);
+	if (!held) {
+		close(wfd);
+		return 1;
 	}
 	for (line = buf; line && *line; line = next) {
 		char *ev, *sp;
@@ -203,6 +253,7 @@ int ebpf_scope_remove_group(const char *tracefs)
 			left++;
 		}
 	}
+	scope_unlock(wfd, held);
 	close(wfd);
 	return left;
 }
@@ -238,6 +289,11 @@ void ebpf_scope_init(struct ebpf_state *st)
 
 	st->scope_ok = 0;
 	st->scope_uev_fd = -1;
+	/* tests/test-scope-race.sh */
+	if (getenv("MEMTRACK_TEST_SCOPE_HOLD_MS")) {
+		st->test_scope_hold_ms =
+			strtoul(getenv("MEMTRACK_TEST_SCOPE_HOLD_MS"), NULL, 10);
+	}
 	if (st->scope_system) {
 		why = "scope=system";
 		goto off;
@@ -277,8 +333,9 @@ void ebpf_scope_init(struct ebpf_state *st)
 		goto off;
 	}
 	close(fd);
-	/* what memtracks that ran at once as their watchdogs ended left */
-	ebpf_scope_remove_group(st->scope_tracefs);
+	/* what memtracks that ran at once as their watchdogs ended left;
+	 * not worth a wait at start-up (the next remover takes it) */
+	ebpf_scope_remove_group(st->scope_tracefs, 0);
 	st->scope_ok = 1;
 	ebpf_log(st, MT_LOG_DEBUG,
 		 "uprobes trap in the traced tree only (%s, group %s)",
@@ -351,37 +408,17 @@ static void ev_name(uint64_t key, char *name, size_t len)
 }
 
 /*
- * The uprobe (retprobe: the uretprobe) at offset of the file at path, in
- * the event of our group for its program and cookie. The first probe of
- * an event makes it, with prog on it (cookie for bpf_get_attach_cookie)
- * through a perf event on kthreadd: *out is that link, else NULL. A new
- * event traps nowhere until ebpf_scope_cover() opens its filter; a probe
- * added to an event the tree has traps in the tree at once. Returns 0 or
- * a negative errno.
+ * The probe line of ebpf_scope_attach(), in the event name, scope_evs[i]
+ * (i == scope_nevs: new to us, made or found, then held by a perf event
+ * on kthreadd: *pfd, its id *id). Returns 0 or a negative errno.
  */
-int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
-		      const char *path, uint64_t offset, int retprobe,
-		      uint64_t cookie, struct bpf_link **out)
+static int scope_make(struct ebpf_state *st, const char *path,
+		      uint64_t offset, int retprobe, const char *name,
+		      size_t i, uint32_t *id, int *pfd)
 {
-	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = cookie);
-	uint64_t key = ev_key(st, prog, retprobe, cookie);
-	struct ebpf_scope_ev *evs;
-	char name[40], line[192];
-	struct bpf_link *link;
-	uint32_t id = 0;
-	int fd, pfd = -1, err;
-	size_t i;
+	char line[192];
+	int fd, err;
 
-	*out = NULL;
-	for (i = 0; i < st->scope_nevs && st->scope_evs[i].key != key; i++) {
-	}
-	evs = mt_array_grow(st->scope_evs, &st->scope_evs_cap,
-			    st->scope_nevs + 1, sizeof(*evs));
-	if (!evs) {
-		return -ENOMEM;
-	}
-	st->scope_evs = evs;
-	ev_name(key, name, sizeof(name));
 	for (int tries = 0;; tries++) {
 		/* the kernel resolves the path when the probe is made:
 		 * through an fd of ours, any path (spaces, another mount
@@ -406,12 +443,23 @@ int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
 			st->scope_appends++;
 			return 0; /* an event we hold: it stays */
 		}
+		if (st->test_scope_hold_ms) {
+			/* tests: the window a remover without the lock won */
+			struct timespec ts = {
+				st->test_scope_hold_ms / 1000,
+				(long)(st->test_scope_hold_ms % 1000) * 1000000
+			};
+
+			nanosleep(&ts, NULL);
+		}
 		/* an event new to us, maybe another memtrack's, whose
-		 * watchdog may remove it until our perf event holds it */
-		err = read_id(st, name, &id);
-		pfd = err ? -1 : perf_open(id, SCOPE_ANCHOR_PID, 0);
-		if (pfd >= 0) {
-			break;
+		 * watchdog removes it when it ends, unless we hold it first
+		 * (the lock keeps our own version's removers off; older
+		 * memtracks do not take it) */
+		err = read_id(st, name, id);
+		*pfd = err ? -1 : perf_open(*id, SCOPE_ANCHOR_PID, 0);
+		if (*pfd >= 0) {
+			return 0;
 		}
 		/* removed meanwhile: no id (ENOENT), or an id no event has
 		 * any more (EINVAL); make it again */
@@ -419,6 +467,48 @@ int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
 		if (err != -ENOENT || tries == 3) {
 			return err;
 		}
+	}
+}
+
+/*
+ * The uprobe (retprobe: the uretprobe) at offset of the file at path, in
+ * the event of our group for its program and cookie. The first probe of
+ * an event makes it, with prog on it (cookie for bpf_get_attach_cookie)
+ * through a perf event on kthreadd: *out is that link, else NULL. A new
+ * event traps nowhere until ebpf_scope_cover() opens its filter; a probe
+ * added to an event the tree has traps in the tree at once. Returns 0 or
+ * a negative errno.
+ */
+int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
+		      const char *path, uint64_t offset, int retprobe,
+		      uint64_t cookie, struct bpf_link **out)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = cookie);
+	uint64_t key = ev_key(st, prog, retprobe, cookie);
+	struct ebpf_scope_ev *evs;
+	char name[40];
+	struct bpf_link *link;
+	uint32_t id = 0;
+	int pfd = -1, err, held;
+	size_t i;
+
+	*out = NULL;
+	for (i = 0; i < st->scope_nevs && st->scope_evs[i].key != key; i++) {
+	}
+	evs = mt_array_grow(st->scope_evs, &st->scope_evs_cap,
+			    st->scope_nevs + 1, sizeof(*evs));
+	if (!evs) {
+		return -ENOMEM;
+	}
+	st->scope_evs = evs;
+	ev_name(key, name, sizeof(name));
+	/* new to us: nobody removes it until we hold it. A remover's pass
+	 * takes ~0.1 s per event it removes */
+	held = i == st->scope_nevs && scope_lock(st->scope_uev_fd, 5000);
+	err = scope_make(st, path, offset, retprobe, name, i, &id, &pfd);
+	scope_unlock(st->scope_uev_fd, held);
+	if (err || pfd < 0) {
+		return err;
 	}
 	link = bpf_program__attach_perf_event_opts(prog, pfd, &opts);
 	if (!link) {

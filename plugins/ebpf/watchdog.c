@@ -286,7 +286,7 @@ static void remove_events(void)
 	/* the kernel releases the last perf events of ours one grace period
 	 * after the other: wait while that goes on; busy without progress
 	 * for a second: another memtrack's, removed by it */
-	while ((left = ebpf_scope_remove_group(wd_tracefs)) > 0 &&
+	while ((left = ebpf_scope_remove_group(wd_tracefs, 1000)) > 0 &&
 	       mono_ns() - progress < 1000000000ull &&
 	       mono_ns() - t0 < WD_MAX_WAIT_NS) {
 		struct timespec ts = { 0, 50000000 };
