@@ -234,6 +234,33 @@ START_TEST(test_handover)
 }
 END_TEST
 
+/*
+ * The files every tree maps first, the interposer and libc, are attached
+ * while the BPF object loads (plugins/ebpf/attach.c: the first uprobe
+ * registration's wait off the command's path): at the exec the gate
+ * attaches only what is new, the program and ld.so, and alloc-basic is
+ * recorded exactly (the scenario table's check, here with -vv).
+ */
+START_TEST(test_ahead)
+{
+	char cmd[8192], *out = NULL, *err = NULL;
+	const char *mt = getenv("MT_BUILDDIR");
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s/memtrack -vv --source auto --sink file:/dev/null -- %s",
+		 mt ? mt : ".", ebpf_prog("alloc-basic"));
+	ck_assert_int_eq(ebpf_run_shell(cmd, &out, &err), 0);
+	ck_assert_msg(strstr(err, "libmemtrack-preload.so: attached beside the load") &&
+			      strstr(err, "/libc.so.6: attached beside the load") &&
+			      strstr(err, "2 files attached beside the load"),
+		      "%s", err);
+	ck_assert_msg(strstr(err, "exec gate: 3 calls, 2 files attached ahead"),
+		      "%s", err);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* Without --source: auto as root; preload for a user without the
  * privileges, which says why; ebpf with --stacks. */
 START_TEST(test_default)
@@ -286,6 +313,7 @@ static Suite *auto_suite(void)
 	tcase_add_loop_test(tc, test_scenario, 0, (int)nscenarios);
 	tcase_add_test(tc, test_mixed_tree);
 	tcase_add_test(tc, test_handover);
+	tcase_add_test(tc, test_ahead);
 	tcase_add_test(tc, test_default);
 	tcase_add_test(tc, test_bad_option);
 	suite_add_tcase(s, tc);

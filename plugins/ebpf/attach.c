@@ -16,14 +16,18 @@
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <link.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -763,4 +767,164 @@ int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
 	err = attach_process(st, pid, dev, ino);
 	pthread_mutex_unlock(&st->attach_lock);
 	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Files attached ahead, beside the BPF object's load (handover)        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The first uprobe registered after a quiet spell waits for an RCU grace
+ * period (the kernel's dup_mmap_sem, taken for writing by every
+ * registration: ~16 ms here); the ones that follow within a grace period
+ * do not. Under auto, the first were at the command's first exec: the
+ * interposer's hello and libc, both at every start. The files every tree
+ * maps first, memtrack's own libc and the interposer the preload half
+ * will put in LD_PRELOAD, get their events made and held on a thread
+ * while the BPF object loads; ebpf_preattach_finish() gives them their
+ * programs and marks the files known. At the exec the gate finds them
+ * known and covers their events for the process (ebpf_scope_cover_exec(),
+ * as every exec under handover). A file that is not the tree's (another
+ * libc in a chroot, another interposer) costs its probes and nothing
+ * else. Only with scoped uprobes: a system-wide attach needs the loaded
+ * program at once.
+ */
+static void *preattach_main(void *arg)
+{
+	struct ebpf_state *st = arg;
+	uint64_t t0 = ebpf_now_ns();
+
+	for (size_t i = 0; i < st->pre_nfiles; i++) {
+		struct ebpf_pre_file *f = &st->pre_files[i];
+
+		pthread_mutex_lock(&st->attach_lock);
+		f->err = attach_file(st, f->path, f->path);
+		pthread_mutex_unlock(&st->attach_lock);
+	}
+	st->pre_ns = ebpf_now_ns() - t0;
+	return NULL;
+}
+
+static int pre_add(struct ebpf_state *st, const char *path)
+{
+	struct ebpf_pre_file *f = &st->pre_files[st->pre_nfiles];
+	struct stat sb;
+
+	if (st->pre_nfiles == sizeof(st->pre_files) / sizeof(st->pre_files[0]) ||
+	    !realpath(path, f->path) || stat(f->path, &sb) ||
+	    !S_ISREG(sb.st_mode)) {
+		return -1;
+	}
+	f->dev = mt_kernel_dev(major(sb.st_dev), minor(sb.st_dev));
+	f->ino = sb.st_ino;
+	st->pre_nfiles++;
+	return 0;
+}
+
+static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *name = info->dlpi_name, *base;
+
+	(void)size;
+	base = name ? strrchr(name, '/') : NULL;
+	if (base && !strncmp(base + 1, "libc.so.", 8)) {
+		snprintf(data, PATH_MAX, "%s", name);
+		return 1;
+	}
+	return 0;
+}
+
+void ebpf_preattach_start(struct ebpf_state *st)
+{
+	char libc[PATH_MAX] = "", lib[PATH_MAX];
+	const char *env = getenv("MEMTRACK_PRELOAD_LIB");
+	Dl_info info;
+
+	if (!st->handover || !st->scope_ok) {
+		return;
+	}
+	/* the interposer, where the preload source looks first
+	 * (plugins/preload/source/source.c: find_interposer()) */
+	if (env && *env) {
+		snprintf(lib, sizeof(lib), "%s", env);
+	} else if (dladdr((void *)ebpf_preattach_start, &info) &&
+		   info.dli_fname && strrchr(info.dli_fname, '/')) {
+		snprintf(lib, sizeof(lib),
+			 "%.*s/../preload/.libs/libmemtrack-preload.so",
+			 (int)(strrchr(info.dli_fname, '/') - info.dli_fname),
+			 info.dli_fname);
+	}
+	if (!lib[0] || access(lib, R_OK)) {
+		snprintf(lib, sizeof(lib), "%s/libmemtrack-preload.so",
+			 MT_PRELOAD_LIBDIR);
+	}
+	pre_add(st, lib);
+	dl_iterate_phdr(find_libc, libc);
+	if (libc[0]) {
+		pre_add(st, libc);
+	}
+	if (!st->pre_nfiles) {
+		return;
+	}
+	st->scope_defer = 1;
+	if (pthread_create(&st->pre_thread, NULL, preattach_main, st)) {
+		st->scope_defer = 0;
+		st->pre_nfiles = 0;
+		return;
+	}
+	st->pre_running = 1;
+}
+
+/* After the load (or its failure: then only the thread is joined and
+ * the events closed). Returns 0 or a negative errno. */
+int ebpf_preattach_finish(struct ebpf_state *st)
+{
+	int err;
+
+	if (!st->pre_running) {
+		return 0;
+	}
+	pthread_join(st->pre_thread, NULL);
+	st->pre_running = 0;
+	err = ebpf_scope_undefer(st, link_add);
+	for (size_t i = 0; !err && i < st->pre_nfiles; i++) {
+		const struct ebpf_pre_file *f = &st->pre_files[i];
+
+		if (f->err) {
+			/* attached at the exec, as without this */
+			ebpf_log(st, MT_LOG_DEBUG,
+				 "%s: not attached beside the load: %s", f->path,
+				 strerror(f->err < 0 ? -f->err : ENOMEM));
+			continue;
+		}
+		pthread_mutex_lock(&st->attach_lock);
+		if (!ebpf_file_known(st, f->dev, f->ino)) {
+			err = file_add(st, f->dev, f->ino);
+		}
+		pthread_mutex_unlock(&st->attach_lock);
+		ebpf_log(st, MT_LOG_DEBUG, "%s: attached beside the load",
+			 f->path);
+	}
+	ebpf_log(st, MT_LOG_DEBUG,
+		 "%zu files attached beside the load, in %.1f ms",
+		 st->pre_nfiles, (double)st->pre_ns / 1e6);
+	return err;
+}
+
+/* A create that failed after ebpf_preattach_start(): the thread joined,
+ * the events it made left (closed: nobody holds them, the next remover
+ * takes them). */
+void ebpf_preattach_drop(struct ebpf_state *st)
+{
+	if (st->pre_running) {
+		pthread_join(st->pre_thread, NULL);
+		st->pre_running = 0;
+	}
+	for (size_t i = 0; i < st->scope_ndeferred; i++) {
+		close(st->scope_deferred[i].pfd);
+	}
+	free(st->scope_deferred);
+	st->scope_deferred = NULL;
+	st->scope_ndeferred = st->scope_deferred_cap = 0;
+	st->scope_defer = 0;
 }

@@ -5,6 +5,7 @@
 #ifndef MT_PLUGIN_EBPF_H
 #define MT_PLUGIN_EBPF_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -187,6 +188,19 @@ struct ebpf_state {
 	struct ebpf_scope_ev *scope_evs;
 	size_t scope_nevs, scope_evs_cap;
 	uint64_t scope_appends;
+	/* made beside the load (ebpf_preattach_start()): no program yet */
+	int scope_defer;
+	struct ebpf_scope_deferred *scope_deferred;
+	size_t scope_ndeferred, scope_deferred_cap;
+	pthread_t pre_thread;
+	int pre_running;
+	size_t pre_nfiles;
+	struct ebpf_pre_file {
+		char path[PATH_MAX];
+		uint64_t dev, ino;
+		int err;
+	} pre_files[2];
+	uint64_t pre_ns;
 	unsigned long test_scope_hold_ms; /* MEMTRACK_TEST_SCOPE_HOLD_MS */
 	int *scope_fds;
 	/* per fd: the process it was opened on, and whether its event is
@@ -278,6 +292,14 @@ struct ebpf_scope_ev {
 	uint32_t id;
 	int prog; /* its probes are in program files (MT_CK_PROG) */
 };
+/* an event made before the BPF object was loaded, waiting for its
+ * program (scope.c: ebpf_scope_undefer()) */
+struct ebpf_scope_deferred {
+	struct bpf_program *prog;
+	uint64_t cookie;
+	int pfd;
+};
+
 struct ebpf_scope_tag {
 	pid_t tgid; /* 0 once the process ended (handover) */
 	pid_t tid;
@@ -302,6 +324,11 @@ void ebpf_scope_release(struct ebpf_state *st, pid_t tgid);
 void ebpf_scope_gone(struct ebpf_state *st, pid_t tgid);
 void ebpf_scope_done(struct ebpf_state *st);
 int ebpf_scope_remove_group(const char *tracefs, long wait_ms);
+int ebpf_scope_undefer(struct ebpf_state *st,
+		       int (*add)(struct ebpf_state *, struct bpf_link *));
+void ebpf_preattach_start(struct ebpf_state *st);
+int ebpf_preattach_finish(struct ebpf_state *st);
+void ebpf_preattach_drop(struct ebpf_state *st);
 
 /* attach.c: handle the executable files a process maps: attach the uprobes
  * of the allocator entry points found in their symbol tables. */

@@ -53,8 +53,10 @@ nodist_plugins_source_ebpf_la_SOURCES = plugins/ebpf/memtrack.skel.h
 # the skeleton is generated: the plugin's objects wait for it even when
 # the plugin is the only goal (BUILT_SOURCES covers 'all' and 'check')
 $(plugins_source_ebpf_la_OBJECTS): plugins/ebpf/memtrack.skel.h
+# MT_PRELOAD_LIBDIR: where the interposer is installed, attached ahead
+# under auto (attach.c: ebpf_preattach_start())
 plugins_source_ebpf_la_CPPFLAGS = $(AM_CPPFLAGS) \
-	-I$(top_builddir)/plugins/ebpf
+	-I$(top_builddir)/plugins/ebpf -DMT_PRELOAD_LIBDIR='"$(pkglibdir)"'
 plugins_source_ebpf_la_CFLAGS = $(MT_MODULE_CFLAGS) $(LIBBPF_CFLAGS) \
 	$(LIBELF_CFLAGS) $(LIBDW_CFLAGS) $(PTHREAD_CFLAGS)
 plugins_source_ebpf_la_LDFLAGS = $(MT_MODULE_FLAGS)

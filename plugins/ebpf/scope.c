@@ -510,18 +510,81 @@ int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
 	if (err || pfd < 0) {
 		return err;
 	}
+	if (st->scope_defer) {
+		/* the programs are not loaded yet: ebpf_scope_undefer() */
+		struct ebpf_scope_deferred *d = mt_array_grow(
+			st->scope_deferred, &st->scope_deferred_cap,
+			st->scope_ndeferred + 1, sizeof(*d));
+
+		if (!d) {
+			close(pfd);
+			return -ENOMEM;
+		}
+		st->scope_deferred = d;
+		d[st->scope_ndeferred].prog = prog;
+		d[st->scope_ndeferred].cookie = cookie;
+		d[st->scope_ndeferred].pfd = pfd;
+		st->scope_ndeferred++;
+		link = NULL;
+		goto made;
+	}
 	link = bpf_program__attach_perf_event_opts(prog, pfd, &opts);
 	if (!link) {
 		err = -errno;
 		close(pfd);
 		return err;
 	}
+made:
 	evs[st->scope_nevs].key = key;
 	evs[st->scope_nevs].id = id;
 	evs[st->scope_nevs].prog = !!(cookie & MT_CK_PROG);
 	st->scope_nevs++;
 	*out = link;
 	return 0;
+}
+
+/*
+ * The events made while the BPF object was not loaded (scope_defer: made
+ * and held beside the load, ebpf_preattach_start()) get their programs.
+ * An event without its program would hide every probe added to it later:
+ * an error here fails the run. add: keeps a link (attach.c's list).
+ */
+int ebpf_scope_undefer(struct ebpf_state *st,
+		       int (*add)(struct ebpf_state *, struct bpf_link *))
+{
+	size_t i;
+	int err = 0;
+
+	st->scope_defer = 0;
+	for (i = 0; i < st->scope_ndeferred; i++) {
+		struct ebpf_scope_deferred *d = &st->scope_deferred[i];
+		LIBBPF_OPTS(bpf_perf_event_opts, opts,
+			    .bpf_cookie = d->cookie);
+		struct bpf_link *link;
+
+		if (err) {
+			close(d->pfd);
+			continue;
+		}
+		link = bpf_program__attach_perf_event_opts(d->prog, d->pfd,
+							   &opts);
+		if (!link) {
+			err = -errno;
+			close(d->pfd);
+			ebpf_log(st, MT_LOG_ERROR,
+				 "cannot attach the program of a uprobe event made ahead: %s",
+				 strerror(-err));
+			continue;
+		}
+		err = add(st, link); /* the link has the fd now */
+		if (err) {
+			bpf_link__destroy(link);
+		}
+	}
+	free(st->scope_deferred);
+	st->scope_deferred = NULL;
+	st->scope_ndeferred = st->scope_deferred_cap = 0;
+	return err;
 }
 
 /* done: the sorted tids given events in this covering */
@@ -675,7 +738,8 @@ int ebpf_scope_cover(struct ebpf_state *st, size_t from)
 	long long inflight;
 	int err = 0, waits = 0;
 
-	if (!st->scope_ok || r.from >= r.to) {
+	/* scope_defer: before the load there is no tree to cover */
+	if (!st->scope_ok || st->scope_defer || r.from >= r.to) {
 		return 0;
 	}
 	for (;;) {

@@ -189,6 +189,8 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	}
 	/* uprobes for the tree alone, or for every process */
 	ebpf_scope_init(st);
+	/* under auto: the first files' uprobes, beside the load */
+	ebpf_preattach_start(st);
 	err = bpf_map__set_max_entries(st->skel->maps.events, st->ring_size);
 	if (!err) {
 		err = mt_bpf_test_tracked_max(st->skel->maps.tracked);
@@ -236,6 +238,12 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	if (kbtf_fd >= 0) {
 		close(kbtf_fd); /* read by the load */
 		kbtf_fd = -1;
+	}
+	if (!err) {
+		err = ebpf_preattach_finish(st);
+		if (err) {
+			goto error;
+		}
 	}
 	if (err) {
 		ebpf_log(st, MT_LOG_ERROR,
@@ -651,6 +659,8 @@ static void ebpf_destroy(void *state)
 	if (!st) {
 		return;
 	}
+	/* a create that failed beside the files attached ahead */
+	ebpf_preattach_drop(st);
 	/* The gate's thread attaches too: it goes first (the watchdog
 	 * answers the tree's calls from now on). */
 	ebpf_gate_stop(st);
