@@ -9,7 +9,7 @@
 #             when Debian's chromium is not installed)
 #   setuid    1M malloc/free pairs in a dynamic program whose sibling is a
 #             set-user-ID program (which auto records with uprobes)
-#   beside    an untraced program's 5M malloc/free pairs, alone and
+#   beside    an untraced program's 20M malloc/free pairs, alone and
 #             beside a recording (a shell and a program that allocates,
 #             then sleeps: libc is probed) under auto and under ebpf
 #
@@ -124,14 +124,14 @@ echo "  auto/preload $(ratio "$med_auto" "$med_preload")"
 # beside: the untraced loop times itself while a recording runs
 for r in $(seq "$rounds"); do
 	quiet
-	"$dir/loop" 5000000 t >>"$dir/beside.alone"
+	"$dir/loop" 20000000 t >>"$dir/beside.alone"
 	for s in auto ebpf; do
 		quiet
 		"$memtrack" -q --source "$s" --sink "file:$dir/b.mt" -- \
 			sh -c "$dir/loop 1000; sleep 2" &
 		mpid=$!
 		sleep 0.3
-		"$dir/loop" 5000000 t >>"$dir/beside.$s"
+		"$dir/loop" 20000000 t >>"$dir/beside.$s"
 		wait "$mpid" || true
 	done
 done
