@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <bpf/btf.h>
@@ -247,36 +248,124 @@ START_TEST(test_damaged_refused)
 }
 END_TEST
 
-/* memtrack relocates with the copy: libbpf never reads the kernel's BTF
- * (root and BPF; without, passes unless MEMTRACK_REQUIRE_BPF=1) */
-START_TEST(test_memtrack_uses_copy)
+/* One memtrack --source ebpf -vv -- true with the copy kept in dir:
+ * its status, and what it said about the kernel structures */
+struct run {
+	int status;
+	int copied, cached, whole, again;
+	char events[64];
+};
+
+static void run_memtrack(const char *dir, struct run *r)
 {
 	const char *b = getenv("MT_BUILDDIR");
-	const char *req = getenv("MEMTRACK_REQUIRE_BPF");
 	char cmd[8192], line[4096];
-	int copied = 0, whole = 0, status;
 	FILE *p;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(cmd, sizeof(cmd),
+		 "MEMTRACK_TEST_KBTF_CACHE='%s' "
+		 "MEMTRACK_PLUGIN_PATH='%s/plugins/.libs' '%s/memtrack' -vv "
+		 "--source ebpf --sink file:/dev/null -- true 2>&1",
+		 dir, b ? b : ".", b ? b : ".");
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *e;
+
+		r->copied |= strstr(line, "kernel structures copied") != NULL;
+		r->cached |= strstr(line, "kernel structures from ") != NULL;
+		r->whole |= strstr(line, "loading kernel BTF") != NULL;
+		r->again |= strstr(line, "; made again") != NULL;
+		if ((e = strstr(line, " events in "))) {
+			snprintf(r->events, sizeof(r->events), "%.*s",
+				 (int)(e - line), line);
+		}
+	}
+	r->status = pclose(p);
+	ck_assert_msg(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0,
+		      "memtrack --source ebpf -- true: status %d", r->status);
+	ck_assert_msg(!r->whole, "libbpf read the kernel's whole BTF");
+}
+
+/* The one file of the copy kept in dir, in path: its mode */
+static mode_t kept(const char *dir, char *path, size_t size)
+{
+	char cmd[4200], line[4096] = "";
+	struct stat sb;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "ls '%s' | grep -c '^kbtf-1-.*\\.btf$'", dir);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), p));
+	pclose(p);
+	ck_assert_msg(atoi(line) == 1, "%s: %s copies kept", dir, line);
+	snprintf(cmd, sizeof(cmd), "ls '%s'/kbtf-1-*.btf", dir);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(fgets(path, (int)size, p));
+	pclose(p);
+	path[strcspn(path, "\n")] = '\0';
+	ck_assert_int_eq(stat(path, &sb), 0);
+	return sb.st_mode & 0777;
+}
+
+/*
+ * memtrack relocates with the copy: libbpf never reads the kernel's BTF.
+ * The copy is kept (MEMTRACK_TEST_KBTF_CACHE for /run/memtrack) and the
+ * next start takes it; a kept copy damaged, or that others may write, is
+ * made again. Each run records the same. (root and BPF; without, passes
+ * unless MEMTRACK_REQUIRE_BPF=1)
+ */
+START_TEST(test_memtrack_uses_copy)
+{
+	const char *req = getenv("MEMTRACK_REQUIRE_BPF");
+	char dir[] = "/tmp/mt-kbtf-cache-XXXXXX", path[4200];
+	struct run r1, r2, r3, r4;
+	FILE *f;
 
 	if (geteuid() != 0) {
 		ck_assert_msg(!req || strcmp(req, "1"),
 			      "MEMTRACK_REQUIRE_BPF=1 but not root");
 		return;
 	}
-	snprintf(cmd, sizeof(cmd),
-		 "MEMTRACK_PLUGIN_PATH='%s/plugins/.libs' '%s/memtrack' -vv "
-		 "--source ebpf --sink file:/dev/null -- true 2>&1",
-		 b ? b : ".", b ? b : ".");
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	while (fgets(line, sizeof(line), p)) {
-		copied |= strstr(line, "kernel structures copied") != NULL;
-		whole |= strstr(line, "loading kernel BTF") != NULL;
-	}
-	status = pclose(p);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "memtrack --source ebpf -- true: status %d", status);
-	ck_assert_msg(copied, "no copy of the kernel structures was made");
-	ck_assert_msg(!whole, "libbpf read the kernel's whole BTF");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* the directory is made: memtrack makes it itself, 0700 */
+	ck_assert_int_eq(rmdir(dir), 0);
+	run_memtrack(dir, &r1);
+	ck_assert_msg(r1.copied && !r1.cached,
+		      "first start: copied %d, from the kept copy %d",
+		      r1.copied, r1.cached);
+	ck_assert_int_eq(kept(dir, path, sizeof(path)), 0600);
+
+	run_memtrack(dir, &r2);
+	ck_assert_msg(r2.cached && !r2.copied,
+		      "second start: copied %d, from the kept copy %d",
+		      r2.copied, r2.cached);
+	ck_assert_str_eq(r2.events, r1.events);
+
+	/* damaged: made again, and kept anew */
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("not a BTF file\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	run_memtrack(dir, &r3);
+	ck_assert_msg(r3.copied && !r3.cached && r3.again,
+		      "damaged copy: copied %d, from it %d, said so %d",
+		      r3.copied, r3.cached, r3.again);
+	ck_assert_str_eq(r3.events, r1.events);
+	ck_assert_int_eq(kept(dir, path, sizeof(path)), 0600);
+
+	/* others may write it: not taken */
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	run_memtrack(dir, &r4);
+	ck_assert_msg(r4.copied && !r4.cached,
+		      "a copy others may write: copied %d, from it %d",
+		      r4.copied, r4.cached);
+	ck_assert_int_eq(kept(dir, path, sizeof(path)), 0600);
+
+	unlink(path);
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 

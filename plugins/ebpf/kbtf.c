@@ -25,10 +25,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/btf.h>
+#include <sys/stat.h>
 
 #include <bpf/btf.h>
 
@@ -447,4 +449,134 @@ out:
 		return NULL;
 	}
 	return dst;
+}
+
+/* ------------------------------------------------------------------ */
+/* The copy kept for the next starts                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The copy costs 10-20 ms of every start (reading 5 MB, walking 125K
+ * types) and is the same at every start of one memtrack on one kernel.
+ * It is kept in /run/memtrack (a tmpfs emptied at boot), root's alone,
+ * named by the running kernel's build-id (/sys/kernel/notes: the kernel
+ * the BTF describes) and by a hash of the object's own BTF (what it asks
+ * for). A file is used only when it is a regular file of ours that
+ * nobody else may write and a BTF; anything else is made again and
+ * replaces it.
+ */
+#define KBTF_CACHE_FORMAT 1
+#define NT_GNU_BUILD_ID_TYPE 3
+
+/* The running kernel's build-id, in hex: 0, or -1. */
+static int kernel_build_id(char *hex, size_t size)
+{
+	unsigned char buf[4096];
+	ssize_t n;
+	size_t at = 0;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	/* ELF notes: namesz, descsz, type, then name and desc, each
+	 * padded to 4 bytes */
+	while (n > 0 && at + 12 <= (size_t)n) {
+		uint32_t nsz, dsz, type;
+		size_t name_at = at + 12, desc_at;
+
+		memcpy(&nsz, buf + at, 4);
+		memcpy(&dsz, buf + at + 4, 4);
+		memcpy(&type, buf + at + 8, 4);
+		desc_at = name_at + ((nsz + 3u) & ~3u);
+		if (nsz > 64 || dsz > 64 || desc_at + dsz > (size_t)n) {
+			return -1;
+		}
+		if (type == NT_GNU_BUILD_ID_TYPE && nsz == 4 &&
+		    !memcmp(buf + name_at, "GNU", 4) && dsz &&
+		    size > 2 * dsz) {
+			for (uint32_t i = 0; i < dsz; i++) {
+				snprintf(hex + 2 * i, 3, "%02x",
+					 buf[desc_at + i]);
+			}
+			return 0;
+		}
+		at = desc_at + ((dsz + 3u) & ~3u);
+	}
+	return -1;
+}
+
+int ebpf_kbtf_cache_path(const struct btf *local, char *path, size_t size)
+{
+	const char *dir = getenv("MEMTRACK_TEST_KBTF_CACHE");
+	const unsigned char *raw;
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint32_t len;
+	char id[132];
+
+	raw = btf__raw_data(local, &len);
+	if (!raw || kernel_build_id(id, sizeof(id))) {
+		return -1;
+	}
+	for (uint32_t i = 0; i < len; i++) {
+		h = (h ^ raw[i]) * 0x100000001b3ull; /* FNV-1a */
+	}
+	if (!dir || !*dir) {
+		dir = "/run/memtrack";
+	}
+	return snprintf(path, size, "%s/kbtf-%d-%s-%016llx.btf", dir,
+			KBTF_CACHE_FORMAT, id, (unsigned long long)h) <
+			       (int)size ?
+		       0 :
+		       -1;
+}
+
+/* Ours, and nobody else's to write. */
+static int ours(const struct stat *sb)
+{
+	return sb->st_uid == geteuid() && !(sb->st_mode & 022);
+}
+
+struct btf *ebpf_kbtf_cache_load(const char *path)
+{
+	struct stat sb;
+
+	if (lstat(path, &sb) || !S_ISREG(sb.st_mode) || !ours(&sb) ||
+	    sb.st_size > (16 << 20)) {
+		errno = ENOENT;
+		return NULL;
+	}
+	/* what it holds is bound to the kernel and the object by its name;
+	 * a damaged file fails here, or libbpf's open */
+	return btf__parse_raw(path);
+}
+
+void ebpf_kbtf_cache_store(const char *path, const void *raw, size_t size)
+{
+	char dir[4096], tmp[4200];
+	const char *slash = strrchr(path, '/');
+	struct stat sb;
+	int fd;
+
+	if (!slash || (size_t)(slash - path) >= sizeof(dir)) {
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		return;
+	}
+	if (lstat(dir, &sb) || !S_ISDIR(sb.st_mode) || !ours(&sb)) {
+		return; /* not a directory of ours alone */
+	}
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		return;
+	}
+	if (write(fd, raw, size) != (ssize_t)size || close(fd) ||
+	    rename(tmp, path)) {
+		unlink(tmp);
+	}
 }

@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +77,10 @@ static void ebpf_destroy(void *state);
 
 /*
  * The skeleton, opened with the kernel structures it relocates against in a
- * BTF of their own (kbtf.c: 3-7 ms to make, where libbpf took ~20 ms to
- * read the kernel's whole BTF and search it); *fd holds that BTF until the
- * load. Without it (any failure) libbpf reads the kernel's BTF itself.
+ * BTF of their own (kbtf.c: 10-20 ms to make, where libbpf took ~20 ms to
+ * read the kernel's whole BTF and search it; the copy of an earlier start
+ * when kept, under a ms); *fd holds a copy made now until the load.
+ * Without it (any failure) libbpf reads the kernel's BTF itself.
  */
 static struct memtrack_bpf *open_skel(struct ebpf_state *st, int *fd)
 {
@@ -88,15 +90,25 @@ static struct memtrack_bpf *open_skel(struct ebpf_state *st, int *fd)
 	struct btf *small;
 	const void *raw;
 	uint32_t size;
-	char path[64];
-	int mfd;
+	char path[64], cache[PATH_MAX];
+	int mfd, cached, from_cache;
 
 	*fd = -1;
 	if (!skel) {
 		return NULL;
 	}
-	small = ebpf_kbtf_small(EBPF_VMLINUX_BTF, bpf_object__btf(skel->obj),
-				&n);
+	cached = !ebpf_kbtf_cache_path(bpf_object__btf(skel->obj), cache,
+				       sizeof(cache));
+	small = cached ? ebpf_kbtf_cache_load(cache) : NULL;
+	from_cache = small != NULL;
+	if (cached && !small && errno != ENOENT) {
+		ebpf_log(st, MT_LOG_DEBUG, "%s: %s; made again", cache,
+			 strerror(errno));
+	}
+	if (!small) {
+		small = ebpf_kbtf_small(EBPF_VMLINUX_BTF,
+					bpf_object__btf(skel->obj), &n);
+	}
 	if (!small) {
 		ebpf_log(st, MT_LOG_DEBUG, "%s: %s; libbpf reads it whole",
 			 EBPF_VMLINUX_BTF, strerror(errno));
@@ -114,7 +126,6 @@ static struct memtrack_bpf *open_skel(struct ebpf_state *st, int *fd)
 		btf__free(small);
 		return skel;
 	}
-	btf__free(small);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
 	{
 		LIBBPF_OPTS(bpf_object_open_opts, opts,
@@ -124,12 +135,24 @@ static struct memtrack_bpf *open_skel(struct ebpf_state *st, int *fd)
 	}
 	if (!small_skel) {
 		close(mfd);
+		btf__free(small);
 		return skel;
 	}
 	memtrack_bpf__destroy(skel);
-	ebpf_log(st, MT_LOG_DEBUG,
-		 "CO-RE: %u kernel structures copied in %.1f ms (%u bytes)", n,
-		 (double)(ebpf_now_ns() - t0) / 1e6, size);
+	if (from_cache) {
+		ebpf_log(st, MT_LOG_DEBUG,
+			 "CO-RE: kernel structures from %s in %.1f ms", cache,
+			 (double)(ebpf_now_ns() - t0) / 1e6);
+	} else {
+		ebpf_log(st, MT_LOG_DEBUG,
+			 "CO-RE: %u kernel structures copied in %.1f ms (%u bytes)",
+			 n, (double)(ebpf_now_ns() - t0) / 1e6, size);
+	}
+	/* for the next starts, once libbpf took it */
+	if (cached && !from_cache) {
+		ebpf_kbtf_cache_store(cache, raw, size);
+	}
+	btf__free(small);
 	*fd = mfd;
 	return small_skel;
 }
