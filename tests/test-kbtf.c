@@ -248,6 +248,47 @@ START_TEST(test_damaged_refused)
 }
 END_TEST
 
+/* The kept copy is named by the kernel's build-id and by that of the code
+ * that made it (here the test, which links kbtf.c): a copy of another
+ * memtrack build is never taken */
+START_TEST(test_cache_name)
+{
+	char path[4096], want[256] = "", line[512];
+	FILE *p;
+
+	ck_assert_int_eq(setenv("MEMTRACK_TEST_KBTF_CACHE", "/nonexistent", 1),
+			 0);
+	ck_assert_int_eq(ebpf_kbtf_cache_path(path, sizeof(path)), 0);
+	unsetenv("MEMTRACK_TEST_KBTF_CACHE");
+	{
+		char exe[1024], cmd[1200];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		ck_assert_int_gt(n, 0);
+		exe[n] = '\0';
+		snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", exe);
+		p = popen(cmd, "r");
+	}
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *id = strstr(line, "Build ID: ");
+
+		if (id) {
+			snprintf(want, sizeof(want), "-%.*s.btf",
+				 (int)strcspn(id + 10, "\n"), id + 10);
+		}
+	}
+	pclose(p);
+	if (!want[0]) {
+		return; /* no readelf: binutils */
+	}
+	ck_assert_msg(!strncmp(path, "/nonexistent/kbtf-", 18) &&
+			      strlen(path) > strlen(want) &&
+			      !strcmp(path + strlen(path) - strlen(want), want),
+		      "%s: not named by this build (%s)", path, want);
+}
+END_TEST
+
 /* One memtrack --source ebpf -vv -- true with the copy kept in dir:
  * its status, and what it said about the kernel structures */
 struct run {
@@ -295,13 +336,13 @@ static mode_t kept(const char *dir, char *path, size_t size)
 	struct stat sb;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "ls '%s' | grep -c '^kbtf-1-.*\\.btf$'", dir);
+	snprintf(cmd, sizeof(cmd), "ls '%s' | grep -c '^kbtf-.*\\.btf$'", dir);
 	p = popen(cmd, "r");
 	ck_assert_ptr_nonnull(p);
 	ck_assert_ptr_nonnull(fgets(line, sizeof(line), p));
 	pclose(p);
 	ck_assert_msg(atoi(line) == 1, "%s: %s copies kept", dir, line);
-	snprintf(cmd, sizeof(cmd), "ls '%s'/kbtf-1-*.btf", dir);
+	snprintf(cmd, sizeof(cmd), "ls '%s'/kbtf-*.btf", dir);
 	p = popen(cmd, "r");
 	ck_assert_ptr_nonnull(fgets(path, (int)size, p));
 	pclose(p);
@@ -384,6 +425,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_copy_is_the_kernels);
 	tcase_add_test(tc, test_damaged_refused);
+	tcase_add_test(tc, test_cache_name);
 	tcase_add_test(tc, test_memtrack_uses_copy);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

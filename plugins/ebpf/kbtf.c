@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -460,38 +461,33 @@ out:
  * types) and is the same at every start of one memtrack on one kernel.
  * It is kept in /run/memtrack (a tmpfs emptied at boot), root's alone,
  * named by the running kernel's build-id (/sys/kernel/notes: the kernel
- * the BTF describes) and by a hash of the object's own BTF (what it asks
- * for). A file is used only when it is a regular file of ours that
+ * the BTF describes) and by this code's own (the BPF object it copies for
+ * and the copier, whatever changed in either); without both, nothing is
+ * kept. A file is used only when it is a regular file of ours that
  * nobody else may write and a BTF; anything else is made again and
  * replaces it.
  */
-#define KBTF_CACHE_FORMAT 1
 #define NT_GNU_BUILD_ID_TYPE 3
 
-/* The running kernel's build-id, in hex: 0, or -1. */
-static int kernel_build_id(char *hex, size_t size)
+/* The GNU build-id among the ELF notes in buf (n bytes, each note's parts
+ * padded to 4 bytes), in hex: 0, or -1. */
+static int notes_build_id(const unsigned char *buf, size_t n, char *hex,
+			  size_t size)
 {
-	unsigned char buf[4096];
-	ssize_t n;
 	size_t at = 0;
-	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0) {
-		return -1;
-	}
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	/* ELF notes: namesz, descsz, type, then name and desc, each
-	 * padded to 4 bytes */
-	while (n > 0 && at + 12 <= (size_t)n) {
+	while (at + 12 <= n) {
 		uint32_t nsz, dsz, type;
 		size_t name_at = at + 12, desc_at;
 
 		memcpy(&nsz, buf + at, 4);
 		memcpy(&dsz, buf + at + 4, 4);
 		memcpy(&type, buf + at + 8, 4);
+		if (nsz > 64 || dsz > 64) {
+			return -1;
+		}
 		desc_at = name_at + ((nsz + 3u) & ~3u);
-		if (nsz > 64 || dsz > 64 || desc_at + dsz > (size_t)n) {
+		if (desc_at + dsz > n) {
 			return -1;
 		}
 		if (type == NT_GNU_BUILD_ID_TYPE && nsz == 4 &&
@@ -508,26 +504,80 @@ static int kernel_build_id(char *hex, size_t size)
 	return -1;
 }
 
-int ebpf_kbtf_cache_path(const struct btf *local, char *path, size_t size)
+/* The running kernel's build-id (the kernel its BTF describes). */
+static int kernel_build_id(char *hex, size_t size)
 {
-	const char *dir = getenv("MEMTRACK_TEST_KBTF_CACHE");
-	const unsigned char *raw;
-	uint64_t h = 0xcbf29ce484222325ull;
-	uint32_t len;
-	char id[132];
+	unsigned char buf[4096];
+	ssize_t n;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
 
-	raw = btf__raw_data(local, &len);
-	if (!raw || kernel_build_id(id, sizeof(id))) {
+	if (fd < 0) {
 		return -1;
 	}
-	for (uint32_t i = 0; i < len; i++) {
-		h = (h ^ raw[i]) * 0x100000001b3ull; /* FNV-1a */
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n > 0 ? notes_build_id(buf, (size_t)n, hex, size) : -1;
+}
+
+/* This code's own build-id (of the plugin, or of the test that links
+ * kbtf.c): the object and this copier, whatever changes in either */
+struct self_id {
+	uintptr_t addr;
+	char *hex;
+	size_t size;
+	int found;
+};
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct self_id *s = data;
+	int mine = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		mine |= ph->p_type == PT_LOAD && s->addr >= lo &&
+			s->addr < lo + ph->p_memsz;
+	}
+	if (!mine) {
+		return 0;
+	}
+	for (int i = 0; i < info->dlpi_phnum && !s->found; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_NOTE &&
+		    !notes_build_id((const unsigned char *)(info->dlpi_addr +
+							   ph->p_vaddr),
+				    ph->p_memsz, s->hex, s->size)) {
+			s->found = 1;
+		}
+	}
+	return 1;
+}
+
+static int self_build_id(char *hex, size_t size)
+{
+	struct self_id s = { (uintptr_t)(void *)find_self, hex, size, 0 };
+
+	dl_iterate_phdr(find_self, &s);
+	return s.found ? 0 : -1;
+}
+
+int ebpf_kbtf_cache_path(char *path, size_t size)
+{
+	const char *dir = getenv("MEMTRACK_TEST_KBTF_CACHE");
+	char kid[132], sid[132];
+
+	if (kernel_build_id(kid, sizeof(kid)) ||
+	    self_build_id(sid, sizeof(sid))) {
+		return -1;
 	}
 	if (!dir || !*dir) {
 		dir = "/run/memtrack";
 	}
-	return snprintf(path, size, "%s/kbtf-%d-%s-%016llx.btf", dir,
-			KBTF_CACHE_FORMAT, id, (unsigned long long)h) <
+	return snprintf(path, size, "%s/kbtf-%s-%s.btf", dir, kid, sid) <
 			       (int)size ?
 		       0 :
 		       -1;

@@ -21,14 +21,14 @@ struct btf *ebpf_kbtf_small(const char *vmlinux_path, const struct btf *local,
 
 /*
  * The copy kept for the next starts (kbtf.c says where and why).
- * ebpf_kbtf_cache_path: its path for the running kernel and local's
- * wants in path; 0, or -1 when there is none (no build-id). Load: the
+ * ebpf_kbtf_cache_path: its path for the running kernel and this build
+ * in path; 0, or -1 when there is none (a build-id missing). Load: the
  * copy at path if it may be trusted and is a BTF, else NULL (errno
  * ENOENT: none to trust). Store: best effort, atomic (a rename).
  */
 #include <stddef.h>
 
-int ebpf_kbtf_cache_path(const struct btf *local, char *path, size_t size);
+int ebpf_kbtf_cache_path(char *path, size_t size);
 struct btf *ebpf_kbtf_cache_load(const char *path);
 void ebpf_kbtf_cache_store(const char *path, const void *raw, size_t size);
 

@@ -97,8 +97,7 @@ static struct memtrack_bpf *open_skel(struct ebpf_state *st, int *fd)
 	if (!skel) {
 		return NULL;
 	}
-	cached = !ebpf_kbtf_cache_path(bpf_object__btf(skel->obj), cache,
-				       sizeof(cache));
+	cached = !ebpf_kbtf_cache_path(cache, sizeof(cache));
 	small = cached ? ebpf_kbtf_cache_load(cache) : NULL;
 	from_cache = small != NULL;
 	if (cached && !small && errno != ENOENT) {
