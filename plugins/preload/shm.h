@@ -33,7 +33,8 @@
 
 #define PL_ENV_SHM "MEMTRACK_PRELOAD_SHM"
 #define PL_MAGIC 0x504b544du /* "MTKP" */
-#define PL_VERSION 8 /* 8: handover (--source auto); 7: sampling
+#define PL_VERSION 9 /* 9: enabled and dead on a line of their own;
+			* 8: handover (--source auto); 7: sampling
 			* (--sample-bytes); 6: hellos are
 			* answered; 5: futex wake-ups and a heartbeat, no
 			* eventfd */
@@ -163,14 +164,20 @@ struct pl_shm {
 				* with its own (reserved[1]) and says hello
 				* (PL_HELLO_TAG), pidns.h */
 
+	/* written by the consumer now and then, read by producers at every
+	 * event: a line of its own, which the consumer's stores to tail do
+	 * not take away from the producers' caches (on tail's line it cost
+	 * a miss per event) */
+	_Alignas(PL_CACHELINE) uint32_t enabled; /* --start-disabled, control
+						   * enable/disable */
+	uint32_t dead;      /* PL_DEAD: the consumer has gone, producers go
+			     * on untraced; any other value: alive (a stray
+			     * word must not stop everybody's recording) */
+
 	/* written by the consumer */
 	_Alignas(PL_CACHELINE) uint64_t tail; /* positions below are read */
 	uint32_t space_seq; /* futex: bumped when room is made for waiters */
 	uint32_t sleeping;  /* 1: the consumer waits for a wake-up */
-	uint32_t enabled;   /* --start-disabled, control enable/disable */
-	uint32_t dead;      /* PL_DEAD: the consumer has gone, producers go
-			     * on untraced; any other value: alive (a stray
-			     * word must not stop everybody's recording) */
 	uint32_t beat;      /* bumped every PL_BEAT_MS while memtrack lives:
 			     * liveness that means the same in every pid
 			     * namespace and survives pid reuse */

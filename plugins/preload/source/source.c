@@ -102,7 +102,7 @@ struct preload_state {
 	uint32_t enabled;  /* what shm->enabled must say */
 	/* the header as set before the command ran, which the watcher puts
 	 * back when a process wrote over it */
-	unsigned char hdr_lo[offsetof(struct pl_shm, tail)];
+	unsigned char hdr_lo[offsetof(struct pl_shm, enabled)];
 	unsigned char hdr_hi[sizeof(struct pl_shm) -
 			     offsetof(struct pl_shm, nself_deps)];
 	uint32_t stack_depth_set;
