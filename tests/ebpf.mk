@@ -159,10 +159,19 @@ check_PROGRAMS += tests/test-kbtf
 TESTS += tests/test-kbtf
 tests_test_kbtf_SOURCES = tests/test-kbtf.c plugins/ebpf/kbtf.c \
 	plugins/ebpf/kbtf.h
-tests_test_kbtf_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/ebpf
+tests_test_kbtf_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/ebpf \
+	-I$(srcdir)/common
 tests_test_kbtf_CFLAGS = $(TEST_CFLAGS) $(LIBBPF_CFLAGS)
 tests_test_kbtf_LDADD = $(TEST_LIBS) $(LIBBPF_LIBS)
 EXTRA_tests_test_kbtf_DEPENDENCIES = plugins/ebpf/memtrack.bpf.o
+# common/elf-notes.h, the build-id parser of kbtf.c and of the interposer's
+# mappings (libelf, which the eBPF source needs, reads the reference)
+check_PROGRAMS += tests/test-elf-notes
+TESTS += tests/test-elf-notes
+tests_test_elf_notes_SOURCES = tests/test-elf-notes.c
+tests_test_elf_notes_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/common
+tests_test_elf_notes_CFLAGS = $(TEST_CFLAGS) $(LIBELF_CFLAGS)
+tests_test_elf_notes_LDADD = common/libmtcommon.la $(TEST_LIBS) $(LIBELF_LIBS)
 
 # --source auto: the scenario table, a mixed tree against the eBPF source,
 # the hand-over

@@ -40,6 +40,7 @@
 #include "key-index.h"
 #include "array.h"
 #include "elf-symbols.h"
+#include "interposer-path.h"
 #include "kernel-dev.h"
 
 struct alloc_sym {
@@ -836,29 +837,21 @@ static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
 
 void ebpf_preattach_start(struct ebpf_state *st)
 {
-	char libc[PATH_MAX] = "", lib[PATH_MAX];
-	const char *env = getenv("MEMTRACK_PRELOAD_LIB");
-	Dl_info info;
+	char libc[PATH_MAX] = "", cand[MT_INTERPOSER_CANDS][PATH_MAX];
+	size_t n, i;
 
 	if (!st->handover || !st->scope_ok) {
 		return;
 	}
-	/* the interposer, where the preload source looks first
-	 * (plugins/preload/source/source.c: find_interposer()) */
-	if (env && *env) {
-		snprintf(lib, sizeof(lib), "%s", env);
-	} else if (dladdr((void *)ebpf_preattach_start, &info) &&
-		   info.dli_fname && strrchr(info.dli_fname, '/')) {
-		snprintf(lib, sizeof(lib),
-			 "%.*s/../preload/.libs/libmemtrack-preload.so",
-			 (int)(strrchr(info.dli_fname, '/') - info.dli_fname),
-			 info.dli_fname);
+	/* the interposer, the first of the files the preload source tries
+	 * that is there */
+	n = mt_interposer_candidates((void *)ebpf_preattach_start,
+				     MT_PRELOAD_LIBDIR, cand);
+	for (i = 0; i < n && access(cand[i], R_OK); i++) {
 	}
-	if (!lib[0] || access(lib, R_OK)) {
-		snprintf(lib, sizeof(lib), "%s/libmemtrack-preload.so",
-			 MT_PRELOAD_LIBDIR);
+	if (i < n) {
+		pre_add(st, cand[i]);
 	}
-	pre_add(st, lib);
 	dl_iterate_phdr(find_libc, libc);
 	if (libc[0]) {
 		pre_add(st, libc);
@@ -920,11 +913,5 @@ void ebpf_preattach_drop(struct ebpf_state *st)
 		pthread_join(st->pre_thread, NULL);
 		st->pre_running = 0;
 	}
-	for (size_t i = 0; i < st->scope_ndeferred; i++) {
-		close(st->scope_deferred[i].pfd);
-	}
-	free(st->scope_deferred);
-	st->scope_deferred = NULL;
-	st->scope_ndeferred = st->scope_deferred_cap = 0;
-	st->scope_defer = 0;
+	ebpf_scope_drop_deferred(st);
 }

@@ -326,6 +326,8 @@ void ebpf_scope_done(struct ebpf_state *st);
 int ebpf_scope_remove_group(const char *tracefs, long wait_ms);
 int ebpf_scope_undefer(struct ebpf_state *st,
 		       int (*add)(struct ebpf_state *, struct bpf_link *));
+/* The deferred events closed and forgotten (a load that failed). */
+void ebpf_scope_drop_deferred(struct ebpf_state *st);
 void ebpf_preattach_start(struct ebpf_state *st);
 int ebpf_preattach_finish(struct ebpf_state *st);
 void ebpf_preattach_drop(struct ebpf_state *st);

@@ -316,7 +316,6 @@ static void gate_file(struct ebpf_state *st, int fd, const struct stat *sb,
 		      const char *shown)
 {
 	char self[64];
-
 	int err;
 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);

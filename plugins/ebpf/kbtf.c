@@ -35,6 +35,7 @@
 
 #include <bpf/btf.h>
 
+#include "elf-notes.h"
 #include "kbtf.h"
 
 struct kbtf {
@@ -467,41 +468,20 @@ out:
  * nobody else may write and a BTF; anything else is made again and
  * replaces it.
  */
-#define NT_GNU_BUILD_ID_TYPE 3
-
-/* The GNU build-id among the ELF notes in buf (n bytes, each note's parts
- * padded to 4 bytes), in hex: 0, or -1. */
-static int notes_build_id(const unsigned char *buf, size_t n, char *hex,
-			  size_t size)
+/* The GNU build-id among the ELF notes in buf, in hex: 0, or -1. */
+static int notes_hex(const void *buf, size_t n, size_t align, char *hex,
+		     size_t size)
 {
-	size_t at = 0;
+	const unsigned char *id;
+	size_t len = mt_notes_build_id(buf, n, align, 64, &id);
 
-	while (at + 12 <= n) {
-		uint32_t nsz, dsz, type;
-		size_t name_at = at + 12, desc_at;
-
-		memcpy(&nsz, buf + at, 4);
-		memcpy(&dsz, buf + at + 4, 4);
-		memcpy(&type, buf + at + 8, 4);
-		if (nsz > 64 || dsz > 64) {
-			return -1;
-		}
-		desc_at = name_at + ((nsz + 3u) & ~3u);
-		if (desc_at + dsz > n) {
-			return -1;
-		}
-		if (type == NT_GNU_BUILD_ID_TYPE && nsz == 4 &&
-		    !memcmp(buf + name_at, "GNU", 4) && dsz &&
-		    size > 2 * dsz) {
-			for (uint32_t i = 0; i < dsz; i++) {
-				snprintf(hex + 2 * i, 3, "%02x",
-					 buf[desc_at + i]);
-			}
-			return 0;
-		}
-		at = desc_at + ((dsz + 3u) & ~3u);
+	if (!len || size <= 2 * len) {
+		return -1;
 	}
-	return -1;
+	for (size_t i = 0; i < len; i++) {
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	}
+	return 0;
 }
 
 /* The running kernel's build-id (the kernel its BTF describes). */
@@ -516,7 +496,7 @@ static int kernel_build_id(char *hex, size_t size)
 	}
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
-	return n > 0 ? notes_build_id(buf, (size_t)n, hex, size) : -1;
+	return n > 0 ? notes_hex(buf, (size_t)n, 4, hex, size) : -1;
 }
 
 /* This code's own build-id (of the plugin, or of the test that links
@@ -548,9 +528,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type == PT_NOTE &&
-		    !notes_build_id((const unsigned char *)(info->dlpi_addr +
-							   ph->p_vaddr),
-				    ph->p_memsz, s->hex, s->size)) {
+		    !notes_hex((const void *)(info->dlpi_addr + ph->p_vaddr),
+			       ph->p_memsz, ph->p_align, s->hex, s->size)) {
 			s->found = 1;
 		}
 	}

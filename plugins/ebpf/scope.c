@@ -207,7 +207,7 @@ static ssize_t read_text(const char *path, char *buf, size_t size)
 int ebpf_scope_remove_group(const char *tracefs, long wait_ms)
 {
 	static char buf[1 << 16], path[512], del[160];
-	int left = 0, wfd, held;
+	int left = 0, wfd;
 	char *line, *next;
 
 	snprintf(path, sizeof(path), "%s/uprobe_events", tracefs);
@@ -223,8 +223,7 @@ int ebpf_scope_remove_group(const char *tracefs, long wait_ms)
 	 * lock for a few ms, or while another's close has the kernel's
 	 * event_mutex (~0.1 s): a pass not made is made by the next
 	 * remover, or the watchdog's next one */
-	held = scope_lock(wfd, wait_ms);
-	if (!held) {
+	if (!scope_lock(wfd, wait_ms)) {
 		close(wfd);
 		return 1;
 	}
@@ -253,7 +252,7 @@ int ebpf_scope_remove_group(const char *tracefs, long wait_ms)
 			left++;
 		}
 	}
-	scope_unlock(wfd, held);
+	scope_unlock(wfd, 1);
 	close(wfd);
 	return left;
 }
@@ -543,11 +542,30 @@ made:
 	return 0;
 }
 
+/* Closes the deferred events from the from-th on (those before have
+ * become links, which own their fds) and forgets them all. */
+static void drop_deferred(struct ebpf_state *st, size_t from)
+{
+	for (size_t i = from; i < st->scope_ndeferred; i++) {
+		close(st->scope_deferred[i].pfd);
+	}
+	free(st->scope_deferred);
+	st->scope_deferred = NULL;
+	st->scope_ndeferred = st->scope_deferred_cap = 0;
+	st->scope_defer = 0;
+}
+
+void ebpf_scope_drop_deferred(struct ebpf_state *st)
+{
+	drop_deferred(st, 0);
+}
+
 /*
  * The events made while the BPF object was not loaded (scope_defer: made
  * and held beside the load, ebpf_preattach_start()) get their programs.
  * An event without its program would hide every probe added to it later:
- * an error here fails the run. add: keeps a link (attach.c's list).
+ * an error here fails the run (the events not attached are closed). add:
+ * keeps a link (attach.c's list).
  */
 int ebpf_scope_undefer(struct ebpf_state *st,
 		       int (*add)(struct ebpf_state *, struct bpf_link *))
@@ -556,34 +574,27 @@ int ebpf_scope_undefer(struct ebpf_state *st,
 	int err = 0;
 
 	st->scope_defer = 0;
-	for (i = 0; i < st->scope_ndeferred; i++) {
+	for (i = 0; i < st->scope_ndeferred && !err; i++) {
 		struct ebpf_scope_deferred *d = &st->scope_deferred[i];
 		LIBBPF_OPTS(bpf_perf_event_opts, opts,
 			    .bpf_cookie = d->cookie);
 		struct bpf_link *link;
 
-		if (err) {
-			close(d->pfd);
-			continue;
-		}
 		link = bpf_program__attach_perf_event_opts(d->prog, d->pfd,
 							   &opts);
 		if (!link) {
 			err = -errno;
-			close(d->pfd);
 			ebpf_log(st, MT_LOG_ERROR,
 				 "cannot attach the program of a uprobe event made ahead: %s",
 				 strerror(-err));
-			continue;
+			break; /* this one's fd is not the link's: closed below */
 		}
 		err = add(st, link); /* the link has the fd now */
 		if (err) {
 			bpf_link__destroy(link);
 		}
 	}
-	free(st->scope_deferred);
-	st->scope_deferred = NULL;
-	st->scope_ndeferred = st->scope_deferred_cap = 0;
+	drop_deferred(st, i);
 	return err;
 }
 

@@ -15,6 +15,7 @@ PRELOAD_COMMON = plugins/preload/shm.h plugins/preload/ring.h \
 PRELOAD_SOURCE_CPPFLAGS = -I$(srcdir)/plugins/preload/source \
 	-I$(srcdir)/plugins/preload
 PRELOAD_INTERPOSER_CPPFLAGS = -I$(srcdir)/plugins/preload/interposer \
+	-I$(srcdir)/common \
 	-I$(srcdir)/plugins/preload
 
 EXTRA_DIST += plugins/preload/source/syscalls.bpf.c

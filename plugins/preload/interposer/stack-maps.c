@@ -20,6 +20,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 
+#include "elf-notes.h"
 #include "loader-walk.h"
 #include "stack-maps.h"
 #include "stack-unwind.h"
@@ -133,31 +134,13 @@ static size_t build_id(const struct dl_phdr_info *info,
 
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const unsigned char *p, *end;
-		size_t align;
+		size_t n;
 
-		if (ph->p_type != PT_NOTE) {
-			continue;
-		}
-		align = ph->p_align == 8 ? 8 : 4;
-		p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-		end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *nh = (const void *)p;
-			const unsigned char *name = p + sizeof(*nh);
-			const unsigned char *desc =
-				name + ((nh->n_namesz + align - 1) & ~(align - 1));
-
-			p = desc + ((nh->n_descsz + align - 1) & ~(align - 1));
-			if (p > end) {
-				break;
-			}
-			if (nh->n_type == NT_GNU_BUILD_ID &&
-			    nh->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
-			    nh->n_descsz <= BUILD_ID_MAX) {
-				*id = desc;
-				return nh->n_descsz;
-			}
+		if (ph->p_type == PT_NOTE &&
+		    (n = mt_notes_build_id(
+			     (const void *)(info->dlpi_addr + ph->p_vaddr),
+			     ph->p_memsz, ph->p_align, BUILD_ID_MAX, id))) {
+			return n;
 		}
 	}
 	return 0;

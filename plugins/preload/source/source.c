@@ -59,6 +59,7 @@
 #include "parse-size.h"
 
 #include "execcheck.h"
+#include "interposer-path.h"
 #include "meta.h"
 #include "pidns.h"
 #include "preload-path.h"
@@ -69,7 +70,6 @@
 #include "tsc.h"
 
 #define PRELOAD_NAME "preload"
-#define INTERPOSER "libmemtrack-preload.so"
 /* 64K slots. Larger rings measured slower: the ring, the batches the
  * reader fills and the encoders' buffers then outgrow the last-level
  * cache (1M malloc/free pairs: 16 MiB 251 ms, 4 MiB 235 ms, median of 11). */
@@ -266,28 +266,14 @@ static int parse_args(struct preload_state *st, const char *args)
 	return err;
 }
 
-/*
- * The interposer: $MEMTRACK_PRELOAD_LIB, the build tree next to this
- * plugin (plugins/.libs -> plugins/preload/.libs), then pkglibdir.
- */
+/* The interposer, where common/interposer-path.h says. */
 static int find_interposer(struct preload_state *st)
 {
-	const char *env = getenv("MEMTRACK_PRELOAD_LIB");
-	char cand[3][PATH_MAX];
-	size_t n = 0, i;
-	Dl_info info;
+	char cand[MT_INTERPOSER_CANDS][PATH_MAX];
+	size_t n, i;
 
-	if (env && *env) {
-		snprintf(cand[n++], PATH_MAX, "%s", env);
-	}
-	if (dladdr((void *)find_interposer, &info) && info.dli_fname) {
-		const char *slash = strrchr(info.dli_fname, '/');
-		int len = slash ? (int)(slash - info.dli_fname) : 1;
-
-		snprintf(cand[n++], PATH_MAX, "%.*s/../preload/.libs/%s", len,
-			 slash ? info.dli_fname : ".", INTERPOSER);
-	}
-	snprintf(cand[n++], PATH_MAX, "%s/%s", MT_PRELOAD_LIBDIR, INTERPOSER);
+	n = mt_interposer_candidates((void *)find_interposer,
+				     MT_PRELOAD_LIBDIR, cand);
 	for (i = 0; i < n; i++) {
 		if (access(cand[i], R_OK) == 0 && realpath(cand[i], st->lib)) {
 			return pl_preload_path(st->host, st->lib,
@@ -296,7 +282,7 @@ static int find_interposer(struct preload_state *st)
 		}
 	}
 	plog(st, MT_LOG_ERROR, "cannot find %s (looked for %s%s%s)",
-	     INTERPOSER, cand[0], n > 1 ? " and others; set " : "",
+	     MT_INTERPOSER, cand[0], n > 1 ? " and others; set " : "",
 	     n > 1 ? "MEMTRACK_PRELOAD_LIB" : "");
 	return -ENOENT;
 }
