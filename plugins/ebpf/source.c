@@ -79,12 +79,16 @@ static void ebpf_destroy(void *state);
  * The skeleton, opened with the kernel structures it relocates against in a
  * BTF of their own (kbtf.c: 10-20 ms to make, where libbpf took ~20 ms to
  * read the kernel's whole BTF and search it; the copy of an earlier start
- * when kept, under a ms); *fd holds a copy made now until the load.
- * Without it (any failure) libbpf reads the kernel's BTF itself.
+ * when kept, under a ms to read); *fd holds a copy made now until the
+ * load. Without it (any failure) libbpf reads the kernel's BTF itself.
+ * The skeleton is opened once when the copy is kept: each open parses the
+ * whole object (~5 ms here), and the first one was only needed for the
+ * object's BTF, which names what to copy (-vv: "in N ms", the open
+ * included).
  */
 static struct memtrack_bpf *open_skel(struct ebpf_state *st, int *fd)
 {
-	struct memtrack_bpf *skel = memtrack_bpf__open(), *small_skel;
+	struct memtrack_bpf *skel = NULL, *small_skel;
 	uint64_t t0 = ebpf_now_ns();
 	unsigned int n = 0;
 	struct btf *small;
@@ -94,9 +98,6 @@ static struct memtrack_bpf *open_skel(struct ebpf_state *st, int *fd)
 	int mfd, cached, from_cache;
 
 	*fd = -1;
-	if (!skel) {
-		return NULL;
-	}
 	cached = !ebpf_kbtf_cache_path(cache, sizeof(cache));
 	small = cached ? ebpf_kbtf_cache_load(cache) : NULL;
 	from_cache = small != NULL;
@@ -105,6 +106,13 @@ static struct memtrack_bpf *open_skel(struct ebpf_state *st, int *fd)
 			 strerror(errno));
 	}
 	if (!small) {
+		/* the object's own BTF names what to copy: the skeleton
+		 * opened once more for it (a few ms), at the first start
+		 * only when the copy is kept */
+		skel = memtrack_bpf__open();
+		if (!skel) {
+			return NULL;
+		}
 		small = ebpf_kbtf_small(EBPF_VMLINUX_BTF,
 					bpf_object__btf(skel->obj), &n);
 	}
@@ -123,7 +131,7 @@ static struct memtrack_bpf *open_skel(struct ebpf_state *st, int *fd)
 			close(mfd);
 		}
 		btf__free(small);
-		return skel;
+		return skel ? skel : memtrack_bpf__open();
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
 	{
@@ -135,7 +143,7 @@ static struct memtrack_bpf *open_skel(struct ebpf_state *st, int *fd)
 	if (!small_skel) {
 		close(mfd);
 		btf__free(small);
-		return skel;
+		return skel ? skel : memtrack_bpf__open();
 	}
 	memtrack_bpf__destroy(skel);
 	if (from_cache) {
