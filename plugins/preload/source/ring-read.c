@@ -100,7 +100,13 @@ const struct mt_event *pl_ring_peek_at(struct pl_reader *rd, uint64_t i)
 	uint64_t pos = rd->tail + i;
 	struct mt_event *slot = &rd->slots[pos & rd->mask];
 	uint32_t lap = (uint32_t)(pos >> rd->shift);
-	uint64_t w = __atomic_load_n(pl_slot_word(slot), __ATOMIC_ACQUIRE);
+	uint64_t w;
+
+	/* the lines producers wrote on another core: ask for a few ahead
+	 * (a prefetch never faults, and one of a slot not written yet
+	 * only costs a line taken back) */
+	__builtin_prefetch(&rd->slots[(pos + 8) & rd->mask], 1);
+	w = __atomic_load_n(pl_slot_word(slot), __ATOMIC_ACQUIRE);
 
 	if (w == pl_word(lap, PL_READY, pl_word_tid(w))) {
 		return slot;
