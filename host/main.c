@@ -395,8 +395,7 @@ static const struct option long_opts[] = {
  * process with the interposer where it reaches its allocator and with
  * uprobes where it does not; else preload, which says what it cannot
  * reach. auto does not take everything yet: --pid is the eBPF source's,
- * --sample-bytes the preload source's, --stacks the eBPF source's when BPF
- * can trace.
+ * --sample-bytes the preload source's.
  */
 static const char *default_source(const struct mt_run_opts *o)
 {
@@ -414,9 +413,6 @@ static const char *default_source(const struct mt_run_opts *o)
 	if (!bpf) {
 		mt_info("source preload: eBPF cannot trace here (%s)", why);
 		return "preload";
-	}
-	if (o->source_opts[MT_SOPT_STACKS] || o->source_opts[MT_SOPT_STACK_DEPTH]) {
-		return "ebpf";
 	}
 	return "auto";
 }

@@ -89,6 +89,9 @@ static int route(const char *tok)
 		{ "freeze=", 1 << BPF },
 		{ "scope=", 1 << BPF },
 		{ "clock=", 1 << PRE },
+		{ "stacks", 1 << PRE | 1 << BPF },
+		{ "stack-depth=", 1 << PRE | 1 << BPF },
+		{ "stack-table-size=", 1 << BPF },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -119,7 +122,7 @@ static int split_args(const char *args, char *out[NSRC])
 		int to = route(tok);
 
 		if (!to) {
-			mt_err("source 'auto': unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, clock=auto|tsc|monotonic)",
+			mt_err("source 'auto': unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, clock=auto|tsc|monotonic, stacks, stack-depth=N, stack-table-size=BYTES)",
 			       tok);
 			err = -EINVAL;
 			break;
@@ -560,6 +563,12 @@ static int auto_get_stats(void *state, struct mt_source_stats *out)
 		sum.gave_up += s.gave_up;
 		sum.procs_interposer += s.procs_interposer;
 		sum.procs_uprobes += s.procs_uprobes;
+		sum.stacks += s.stacks;
+		sum.stacks_truncated += s.stacks_truncated;
+		sum.unwind_files += s.unwind_files;
+		sum.unwind_bytes += s.unwind_bytes;
+		sum.unwind_bytes_max += s.unwind_bytes_max;
+		sum.unwind_build_ns += s.unwind_build_ns;
 	}
 	sum.size = out->size;
 	memcpy((char *)out + sizeof(out->size), (char *)&sum + sizeof(sum.size),
@@ -571,7 +580,8 @@ static int auto_get_stats(void *state, struct mt_source_stats *out)
 static const struct mt_source_ops auto_ops = {
 	MT_OPS_HEADER(mt_source_ops),
 	.flags = MT_SOURCE_NEEDS_COMMAND | MT_SOURCE_TAKES_RING_SIZE |
-		 MT_SOURCE_TAKES_WATERMARKS | MT_SOURCE_GATES_EXECS,
+		 MT_SOURCE_TAKES_WATERMARKS | MT_SOURCE_TAKES_STACKS |
+		 MT_SOURCE_GATES_EXECS,
 	.create = auto_create,
 	.start = auto_start,
 	.poll_fd = auto_poll_fd,

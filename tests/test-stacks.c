@@ -27,6 +27,7 @@
 #include <memtrack/plugin.h>
 
 #include "ebpf-testlib.h"
+#include "stack-ids.h"
 
 /* Record prog with stacks into file (a mkstemp template). */
 static void record(const char *prog, char *file)
@@ -360,6 +361,187 @@ START_TEST(test_truncated)
 }
 END_TEST
 
+/*
+ * --source auto with --stacks: one recording, two sources of stacks. A
+ * shell runs stack-c (the interposer's once it says hello) and
+ * stack-c-static (uprobes' to its end): each process's allocations carry
+ * the stacks of the source that recorded them, the interposer's ids below
+ * MT_STACK_ID_UPROBES and the uprobes' from it (common/stack-ids.h),
+ * every id defined once in the file, and the report names main -> alpha
+ * -> beta and main -> gamma_ in both.
+ */
+#define AUTO_IDS 256
+
+struct auto_table {
+	uint32_t id[AUTO_IDS];
+	unsigned int n, dup, bad, over, wrong_table;
+	int32_t pid[2];       /* of the 12345-byte mallocs, in order */
+	uint32_t beta_id[2];  /* their stacks */
+	unsigned int npid;
+	unsigned int events_with_stack, missing;
+	uint32_t used[4096];
+	unsigned int nused;
+};
+
+static int auto_meta(void *ctx, unsigned int variant, const void *data,
+		     size_t len)
+{
+	struct auto_table *t = ctx;
+	const unsigned char *p = data;
+	uint32_t count, i, id, pid, n, j;
+	size_t at = 16;
+
+	(void)variant;
+	if (len < 16 || memcmp(p, "MTKT", 4)) {
+		return 0;
+	}
+	memcpy(&count, p + 8, 4);
+	for (i = 0; i < count; i++) {
+		if (at + 12 > len) {
+			t->bad++;
+			return 0;
+		}
+		memcpy(&id, p + at, 4);
+		memcpy(&pid, p + at + 4, 4);
+		memcpy(&n, p + at + 8, 4);
+		at += 12 + (size_t)n * 8;
+		/* each source's stacks are named through its own mappings */
+		t->wrong_table += (id >= MT_STACK_ID_UPROBES) !=
+				  !!(pid & MT_STACK_PID_UPROBES);
+		for (j = 0; j < t->n; j++) {
+			t->dup += t->id[j] == id;
+		}
+		if (t->n < AUTO_IDS) {
+			t->id[t->n++] = id;
+		} else {
+			t->over++;
+		}
+	}
+	t->bad += at != len;
+	return 0;
+}
+
+static int auto_events(void *ctx, const struct mt_event *ev, size_t n)
+{
+	struct auto_table *t = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(ev[i].flags & MT_EVF_STACK)) {
+			continue;
+		}
+		t->events_with_stack++;
+		if (t->nused < 4096) {
+			t->used[t->nused++] = ev[i].stack_id;
+		}
+		if (ev[i].kind == MT_EV_MALLOC && ev[i].size == 12345 &&
+		    t->npid < 2) {
+			t->pid[t->npid] = ev[i].pid;
+			t->beta_id[t->npid++] = ev[i].stack_id;
+		}
+	}
+	return 0;
+}
+
+static void read_auto_table(const char *file, struct auto_table *t)
+{
+	const char *dir = getenv("MEMTRACK_PLUGIN_PATH");
+	const struct mt_plugin_desc *desc;
+	const struct mt_encoder_ops *enc;
+	mt_plugin_entry_fn entry;
+	void *lib, *state = NULL;
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/encoder-msgpack-zstd.so",
+		 dir ? dir : "plugins/.libs");
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(lib, "cannot load %s", path);
+	entry = (mt_plugin_entry_fn)dlsym(lib, MT_PLUGIN_ENTRY_SYMBOL);
+	desc = entry ? entry() : NULL;
+	enc = desc ? desc->ops.encoder : NULL;
+	ck_assert(enc && enc->decode && !enc->create(&host, NULL, &state));
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	ck_assert(fd >= 0);
+	ck_assert_int_eq(enc->decode(state, fd, file, auto_events, auto_meta,
+				     t),
+			 0);
+	close(fd);
+	enc->destroy(state);
+	dlclose(lib);
+}
+
+START_TEST(test_auto)
+{
+	char file[] = "/tmp/mt-stacks-XXXXXX";
+	struct auto_table *t = calloc(1, sizeof(*t));
+	char *cmd = NULL, *out, *err, dyn[4096];
+	int fd = mkstemp(file), rc;
+	unsigned int i, j;
+
+	if (access(ebpf_prog("stack-c-static"), X_OK)) {
+		fprintf(stderr, "stack-c-static not built (no static libc): case skipped\n");
+		return;
+	}
+	ck_assert(fd >= 0 && t);
+	close(fd);
+	/* ebpf_prog() returns static storage: one at a time */
+	snprintf(dyn, sizeof(dyn), "%s", ebpf_prog("stack-c"));
+	ck_assert_int_ge(asprintf(&cmd, "%s/memtrack -v --stacks --sink file:%s -- sh -c '%s; %s'",
+				  ebpf_builddir(), file, dyn,
+				  ebpf_prog("stack-c-static")),
+			 0);
+	rc = ebpf_run_shell(cmd, &out, &err);
+	ck_assert_msg(rc == 0, "memtrack exited %d: %s", rc, err);
+	/* auto is the default with --stacks too: the shell and stack-c
+	 * are the interposer's, the static one the uprobes' */
+	ck_assert_msg(strstr(err, "processes recorded: 2 by the interposer, 1 by uprobes"),
+		      "%s", err);
+	free(cmd);
+	free(out);
+	free(err);
+
+	read_auto_table(file, t);
+	ck_assert_msg(t->bad == 0 && t->over == 0,
+		      "%u malformed stack records, %u over the test's room",
+		      t->bad, t->over);
+	ck_assert_msg(t->dup == 0, "%u stack ids defined twice", t->dup);
+	ck_assert_msg(t->wrong_table == 0,
+		      "%u stacks named through the other source's mappings",
+		      t->wrong_table);
+	for (i = 0; i < t->nused; i++) {
+		for (j = 0; j < t->n && t->id[j] != t->used[i]; j++) {
+		}
+		t->missing += j == t->n;
+	}
+	ck_assert_msg(t->missing == 0, "%u events use a stack not sent",
+		      t->missing);
+	ck_assert_uint_eq(t->npid, 2);
+	ck_assert_msg(t->beta_id[0] > 0 && t->beta_id[0] < MT_STACK_ID_UPROBES,
+		      "stack-c's stack id %u is not the interposer's",
+		      t->beta_id[0]);
+	ck_assert_msg(t->beta_id[1] >= MT_STACK_ID_UPROBES &&
+			      t->beta_id[1] <= MT_STACK_ID_MAX,
+		      "stack-c-static's stack id %u is not the uprobes'",
+		      t->beta_id[1]);
+	for (i = 0; i < 2; i++) {
+		char q[64];
+
+		snprintf(q, sizeof(q), "collapsed --pid %d", t->pid[i]);
+		out = report(file, q, &err);
+		ck_assert_msg(has_line(out, "main;alpha;beta", 12345),
+			      "process %d: no main;alpha;beta 12345 in:\n%s",
+			      t->pid[i], out);
+		ck_assert_msg(has_line(out, "main;gamma_", 6000),
+			      "process %d: no main;gamma_ 6000 in:\n%s",
+			      t->pid[i], out);
+		free(out);
+		free(err);
+	}
+	free(t);
+	unlink(file);
+}
+END_TEST
+
 START_TEST(test_bad_depth)
 {
 	ck_assert(ebpf_memtrack_refuses("--source ebpf:stack-depth=128",
@@ -380,6 +562,7 @@ static Suite *stacks_suite(void)
 	tcase_add_test(tc, test_damaged_table);
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_bad_depth);
+	tcase_add_test(tc, test_auto);
 	suite_add_tcase(s, tc);
 	return s;
 }

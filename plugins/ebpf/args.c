@@ -25,7 +25,8 @@
  *   handover             --source auto: a process whose interposer (the
  *                        preload source's) says hello records its own
  *                        allocator calls, and the syscalls are the preload
- *                        source's (scope.c, attach.c)
+ *                        source's (scope.c, attach.c); with stacks, the
+ *                        stack ids from MT_STACK_ID_UPROBES on
  */
 #include "config.h"
 

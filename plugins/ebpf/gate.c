@@ -404,6 +404,39 @@ static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 	close(fd);
 }
 
+
+/*
+ * What the exec of full (shown as path) runs, attached. With stacks, also
+ * what BPF needs to spare it the stop at exec (MT_GATED_EXEC: a dynamic
+ * image whose files are known); a static program allocates from its first
+ * instruction: BPF stops it at exec, for its mappings, and so it does
+ * when an attach failed here (the stop tries again).
+ */
+static void gate_image(struct ebpf_state *st, pid_t pid, const char *full,
+		       const char *path)
+{
+	struct gate_image img = { 0 };
+
+	if (!st->gate_stacks) {
+		gate_exec(st, pid, full, path, 0, NULL);
+		return;
+	}
+	gate_exec(st, pid, full, path, 0, &img);
+	if (img.found && img.dynamic) {
+		pthread_mutex_lock(&st->attach_lock);
+		img.dynamic = ebpf_file_known(st, img.dev, img.ino) &&
+			      ebpf_file_known(st, img.idev, img.iino);
+		pthread_mutex_unlock(&st->attach_lock);
+	}
+	if (img.found && img.dynamic) {
+		struct mt_gated g = { .kind = MT_GATED_EXEC,
+				      .dev = img.dev,
+				      .ino = img.ino };
+
+		gated_put(st, pid, &g);
+	}
+}
+
 /*
  * Whether an exec of path leaves the process without the perf events it
  * inherited: the kernel ends them all (perf_event_exit_task()) when the
@@ -513,7 +546,7 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 		 * ours until its interposer says hello; else the events it
 		 * inherited are gone at exec */
 		if (st->handover) {
-			gate_exec(st, pid, full, path, 0, NULL);
+			gate_image(st, pid, full, path);
 		}
 		pthread_mutex_lock(&st->attach_lock);
 		ebpf_scope_cover_exec(st, pid, tgid_of(pid));
@@ -522,29 +555,7 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 			return;
 		}
 	}
-	if (st->gate_stacks) {
-		struct gate_image img = { 0 };
-
-		gate_exec(st, pid, full, path, 0, &img);
-		/* a static program allocates from its first instruction:
-		 * BPF stops it at exec, for its mappings; so it does when
-		 * an attach failed here (the stop tries again) */
-		if (img.found && img.dynamic) {
-			pthread_mutex_lock(&st->attach_lock);
-			img.dynamic = ebpf_file_known(st, img.dev, img.ino) &&
-				      ebpf_file_known(st, img.idev, img.iino);
-			pthread_mutex_unlock(&st->attach_lock);
-		}
-		if (img.found && img.dynamic) {
-			struct mt_gated g = { .kind = MT_GATED_EXEC,
-					      .dev = img.dev,
-					      .ino = img.ino };
-
-			gated_put(st, pid, &g);
-		}
-		return;
-	}
-	gate_exec(st, pid, full, path, 0, NULL);
+	gate_image(st, pid, full, path);
 }
 
 void ebpf_gate_answer(int fd, uint64_t id)

@@ -40,6 +40,7 @@
 #include "ebpf.h"
 #include "bpf-test-knobs.h"
 #include "kbtf.h"
+#include "stack-ids.h"
 
 /* the running kernel's types */
 #define EBPF_VMLINUX_BTF "/sys/kernel/btf/vmlinux"
@@ -189,12 +190,6 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	if (err) {
 		goto error;
 	}
-	if (st->handover && st->stack_depth) {
-		ebpf_log(st, MT_LOG_ERROR,
-			 "handover does not take stacks yet (--source auto): use --source ebpf or preload for --stacks");
-		err = -EINVAL;
-		goto error;
-	}
 	err = ebpf_check_system(st);
 	if (err) {
 		goto error;
@@ -257,6 +252,12 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	st->skel->rodata->test_no_find_vma =
 		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
 	st->skel->rodata->no_sys_events = st->handover;
+	/* under auto the interposer's stacks take the ids below
+	 * MT_STACK_ID_UPROBES (plugins/preload/interposer/stack-table.h),
+	 * ours those from it: one file, one id per stack */
+	if (st->handover) {
+		st->skel->bss->stack_next_id = MT_STACK_ID_UPROBES - 1;
+	}
 	/* wake the reader at 1/8 (or the high watermark when lower): below
 	 * that it reads on the host's tick */
 	st->skel->rodata->high_watermark = st->high_wm;

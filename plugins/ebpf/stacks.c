@@ -34,6 +34,7 @@
 #include "array.h"
 #include "key-index.h"
 #include "elf-build-id.h"
+#include "stack-ids.h"
 
 #define META_HDR 16
 /* a payload is flushed when it grows past this (readers take 16 MiB) */
@@ -70,6 +71,13 @@ static int blob_put(struct ebpf_blob *b, const void *data, size_t len)
 static void put32(unsigned char *p, uint32_t v)
 {
 	memcpy(p, &v, 4);
+}
+
+/* The process as our MTKM and MTKT records name it: under auto a table of
+ * mappings apart from the interposer's (common/stack-ids.h says why). */
+static uint32_t rec_pid(const struct ebpf_state *st, uint32_t pid)
+{
+	return st->handover ? pid | MT_STACK_PID_UPROBES : pid;
 }
 
 static int blob_flush(struct ebpf_state *st, struct ebpf_blob *b,
@@ -316,7 +324,7 @@ int ebpf_on_stack(void *ctx, void *data, size_t len)
 		n--;
 	}
 	put32(hdr, s->id);
-	put32(hdr + 4, s->pid);
+	put32(hdr + 4, rec_pid(st, s->pid));
 	put32(hdr + 8, n + (truncated ? 1 : 0));
 	err = blob_put(&st->meta_stacks, hdr, sizeof(hdr));
 	if (!err) {
@@ -406,8 +414,8 @@ static int maps_put_pid(struct ebpf_state *st, uint8_t type, uint32_t a,
 	int err;
 
 	rec[0] = type;
-	put32(rec + 1, a);
-	put32(rec + 5, b);
+	put32(rec + 1, rec_pid(st, a));
+	put32(rec + 5, type == MAPS_FORK ? rec_pid(st, b) : b);
 	err = blob_put(&st->meta_maps, rec, n);
 	if (!err) {
 		st->meta_maps.count++;
@@ -554,7 +562,7 @@ static int record_one(struct ebpf_state *st, struct ebpf_seen *seen,
 	}
 	bid = build_id_get(st, ml->dev, ml->inode, file);
 	rec[0] = MAPS_MAP;
-	put32(rec + 1, (uint32_t)pid);
+	put32(rec + 1, rec_pid(st, (uint32_t)pid));
 	v[0] = ml->start;
 	v[1] = ml->end;
 	v[2] = ml->off;

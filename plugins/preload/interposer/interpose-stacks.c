@@ -304,6 +304,11 @@ int pl_stk_attach(struct pl_shm *shm, int32_t pid, pl_stk_put_fn put)
 	find_own_text();
 	err = mtpl_stack_table_init(&stk_table, PL_STK_SLOTS_LOG2,
 				    PL_STK_ARENA, &shm->next_stack_id);
+	if (!err && (__atomic_load_n(&shm->handover, __ATOMIC_RELAXED) &
+		     PL_HO_ON)) {
+		/* the uprobes' stacks take the ids from there */
+		stk_table.max_id = MT_STACK_ID_UPROBES - 1;
+	}
 	if (!err) {
 		err = mtpl_maps_init(&stk_maps);
 	}

@@ -576,11 +576,13 @@ static const char *attach_error(const char *env, int quiet)
 
 static int put_record(const void *payload, size_t len);
 static void opt_attach(void);
+static void attach_stacks(void);
+static void note_self_deps(void);
 
 /* Called once per process image, at its first entry point. */
 static void attach(void)
 {
-	int expect = ST_UNTRIED, err, quiet, nfilters, handover;
+	int expect = ST_UNTRIED, quiet, nfilters, handover;
 	const char *env, *why;
 	char num[24];
 
@@ -638,6 +640,33 @@ static void attach(void)
 	/* handover: recording starts at our constructor, with the hello */
 	__atomic_store_n(&state, handover ? ST_PENDING : ST_ON,
 			 __ATOMIC_RELEASE);
+	if (!handover) {
+		attach_stacks();
+	} else if (!__atomic_load_n(&shm->stack_depth, __ATOMIC_RELAXED)) {
+		note_self_deps();
+	}
+	opt_attach();
+	self.depth--;
+}
+
+/* The verdict on the libraries we need (selfdeps.c): the source decides
+ * their mappings' records by the first verdict stamped after them. */
+static void note_self_deps(void)
+{
+	if (syscalls_bpf) {
+		pl_self_deps_note(shm, my_pid);
+	}
+}
+
+/* --stacks: libunwind opened, the table mapped, then the verdict (after
+ * the libraries libunwind brought). Under handover only once the process
+ * is ours (the hello): what that allocates before it, the uprobes would
+ * record as the program's. */
+static void attach_stacks(void)
+{
+	char num[24];
+	int err;
+
 	self.own++;
 	err = pl_stk_attach(shm, my_pid, put_record);
 	self.own--;
@@ -646,13 +675,7 @@ static void attach(void)
 		say("memtrack-preload: process ", num,
 		    ": cannot set up call stacks: its events have none\n");
 	}
-	/* after --stacks opened libunwind: the source decides its mappings'
-	 * records by the first verdict stamped after them */
-	if (syscalls_bpf) {
-		pl_self_deps_note(shm, my_pid); /* see selfdeps.c */
-	}
-	opt_attach();
-	self.depth--;
+	note_self_deps();
 }
 
 /* Attach before the program's code runs (a signal handler coming while
@@ -1691,10 +1714,19 @@ __attribute__((constructor)) static void check_own_malloc(void)
 		 * source's, whose uprobes see that malloc */
 		if (defined) {
 			__atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
+			if (__atomic_load_n(&shm->stack_depth,
+					    __ATOMIC_RELAXED)) {
+				note_self_deps(); /* not given at attach */
+			}
 			return;
 		}
 		pl_hello();
 		__atomic_store_n(&state, ST_ON, __ATOMIC_RELEASE);
+		if (__atomic_load_n(&shm->stack_depth, __ATOMIC_RELAXED)) {
+			self.depth++;
+			attach_stacks();
+			self.depth--;
+		}
 		return;
 	}
 	if (!defined) {

@@ -84,6 +84,7 @@ int mtpl_stack_table_init(struct mtpl_stack_table *t, unsigned slots_log2,
 	t->limit = (uint32_t)(nslots / 4 * 3);
 	t->arena_words = arena_bytes / 8;
 	t->next_id = next_id;
+	t->max_id = MTPL_STACK_ID_MAX;
 	return 0;
 }
 
@@ -122,7 +123,7 @@ static uint32_t new_id(struct mtpl_stack_table *t)
 {
 	uint32_t id = __atomic_add_fetch(t->next_id, 1, __ATOMIC_RELAXED);
 
-	return id <= MTPL_STACK_ID_MAX ? id : 0;
+	return id <= t->max_id ? id : 0;
 }
 
 static int64_t now_ns(void)

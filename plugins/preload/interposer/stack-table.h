@@ -43,8 +43,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stack-ids.h"
+
 /* Ids beyond this are refused by `memtrack report` (report/symbolize.c) */
-#define MTPL_STACK_ID_MAX ((1u << 26) - 1)
+#define MTPL_STACK_ID_MAX MT_STACK_ID_MAX
 
 /* The bytes of the MTKT/MTKM payload header (mtpl_meta_seal) */
 #define MTPL_META_HDR 16
@@ -58,6 +60,8 @@ struct mtpl_stack_table {
 	uint32_t limit; /* most slots used before the table counts as full */
 	uint64_t arena_words;
 	uint32_t *next_id; /* the caller's counter (shared memory) */
+	uint32_t max_id;   /* the last id it may give: MTPL_STACK_ID_MAX
+			    * unless the caller lowers it after init */
 	/* below: updated atomically */
 	uint32_t used;
 	uint32_t gen; /* fork generation of this process's copy */
