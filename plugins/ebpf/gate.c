@@ -404,7 +404,6 @@ static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 	close(fd);
 }
 
-
 /*
  * What the exec of full (shown as path) runs, attached. With stacks, also
  * what BPF needs to spare it the stop at exec (MT_GATED_EXEC: a dynamic
