@@ -162,12 +162,15 @@ static const struct mt_host host = {
 	.log_level = MT_LOG_WARN,
 };
 
-static int on_meta(void *ctx, unsigned int variant, const void *data,
-		   size_t len)
+/* Each record of an MTKT payload to fn (id, pid); the payload's damage
+ * in records: 1 when one runs past its end or the last ends short of it. */
+static unsigned int stack_records(const void *data, size_t len,
+				  void (*fn)(void *ctx, uint32_t id,
+					     uint32_t pid),
+				  void *ctx)
 {
-	struct table *t = ctx;
 	const unsigned char *p = data;
-	uint32_t count, i, id, n;
+	uint32_t count, i, id, pid, n;
 	size_t at = 16;
 
 	if (len < 16 || memcmp(p, "MTKT", 4)) {
@@ -176,21 +179,36 @@ static int on_meta(void *ctx, unsigned int variant, const void *data,
 	memcpy(&count, p + 8, 4);
 	for (i = 0; i < count; i++) {
 		if (at + 12 > len) {
-			t->bad++;
-			return 0;
+			return 1;
 		}
 		memcpy(&id, p + at, 4);
+		memcpy(&pid, p + at + 4, 4);
 		memcpy(&n, p + at + 8, 4);
 		at += 12 + (size_t)n * 8;
-		if (!id || id >= MAX_IDS) {
-			t->bad++;
-		} else if (t->defined[id]++) {
-			t->dup++;
-		}
+		fn(ctx, id, pid);
 	}
-	if (at != len) {
+	return at != len;
+}
+
+static void table_record(void *ctx, uint32_t id, uint32_t pid)
+{
+	struct table *t = ctx;
+
+	(void)pid;
+	if (!id || id >= MAX_IDS) {
 		t->bad++;
+	} else if (t->defined[id]++) {
+		t->dup++;
 	}
+}
+
+static int on_meta(void *ctx, unsigned int variant, const void *data,
+		   size_t len)
+{
+	struct table *t = ctx;
+
+	(void)variant;
+	t->bad += stack_records(data, len, table_record, t);
 	return 0;
 }
 
@@ -213,7 +231,10 @@ static int on_events(void *ctx, const struct mt_event *ev, size_t n)
 	return 0;
 }
 
-static void read_table(const char *file, struct table *t)
+/* Decode file with the real encoder plugin, events and metadata to the
+ * callbacks. */
+static void decode_file(const char *file, mt_event_cb events,
+			mt_meta_cb meta, void *ctx)
 {
 	const char *dir = getenv("MEMTRACK_PLUGIN_PATH");
 	const struct mt_plugin_desc *desc;
@@ -233,11 +254,15 @@ static void read_table(const char *file, struct table *t)
 	ck_assert(enc && enc->decode && !enc->create(&host, NULL, &state));
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	ck_assert(fd >= 0);
-	ck_assert_int_eq(enc->decode(state, fd, file, on_events, on_meta, t),
-			 0);
+	ck_assert_int_eq(enc->decode(state, fd, file, events, meta, ctx), 0);
 	close(fd);
 	enc->destroy(state);
 	dlclose(lib);
+}
+
+static void read_table(const char *file, struct table *t)
+{
+	decode_file(file, on_events, on_meta, t);
 }
 
 START_TEST(test_table)
@@ -383,41 +408,30 @@ struct auto_table {
 	unsigned int nused;
 };
 
+static void auto_record(void *ctx, uint32_t id, uint32_t pid)
+{
+	struct auto_table *t = ctx;
+
+	/* each source's stacks are named through its own mappings */
+	t->wrong_table += (id >= MT_STACK_ID_UPROBES) !=
+			  !!(pid & MT_STACK_PID_UPROBES);
+	for (uint32_t j = 0; j < t->n; j++) {
+		t->dup += t->id[j] == id;
+	}
+	if (t->n < AUTO_IDS) {
+		t->id[t->n++] = id;
+	} else {
+		t->over++;
+	}
+}
+
 static int auto_meta(void *ctx, unsigned int variant, const void *data,
 		     size_t len)
 {
 	struct auto_table *t = ctx;
-	const unsigned char *p = data;
-	uint32_t count, i, id, pid, n, j;
-	size_t at = 16;
 
 	(void)variant;
-	if (len < 16 || memcmp(p, "MTKT", 4)) {
-		return 0;
-	}
-	memcpy(&count, p + 8, 4);
-	for (i = 0; i < count; i++) {
-		if (at + 12 > len) {
-			t->bad++;
-			return 0;
-		}
-		memcpy(&id, p + at, 4);
-		memcpy(&pid, p + at + 4, 4);
-		memcpy(&n, p + at + 8, 4);
-		at += 12 + (size_t)n * 8;
-		/* each source's stacks are named through its own mappings */
-		t->wrong_table += (id >= MT_STACK_ID_UPROBES) !=
-				  !!(pid & MT_STACK_PID_UPROBES);
-		for (j = 0; j < t->n; j++) {
-			t->dup += t->id[j] == id;
-		}
-		if (t->n < AUTO_IDS) {
-			t->id[t->n++] = id;
-		} else {
-			t->over++;
-		}
-	}
-	t->bad += at != len;
+	t->bad += stack_records(data, len, auto_record, t);
 	return 0;
 }
 
@@ -440,34 +454,6 @@ static int auto_events(void *ctx, const struct mt_event *ev, size_t n)
 		}
 	}
 	return 0;
-}
-
-static void read_auto_table(const char *file, struct auto_table *t)
-{
-	const char *dir = getenv("MEMTRACK_PLUGIN_PATH");
-	const struct mt_plugin_desc *desc;
-	const struct mt_encoder_ops *enc;
-	mt_plugin_entry_fn entry;
-	void *lib, *state = NULL;
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/encoder-msgpack-zstd.so",
-		 dir ? dir : "plugins/.libs");
-	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	ck_assert_msg(lib, "cannot load %s", path);
-	entry = (mt_plugin_entry_fn)dlsym(lib, MT_PLUGIN_ENTRY_SYMBOL);
-	desc = entry ? entry() : NULL;
-	enc = desc ? desc->ops.encoder : NULL;
-	ck_assert(enc && enc->decode && !enc->create(&host, NULL, &state));
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	ck_assert(fd >= 0);
-	ck_assert_int_eq(enc->decode(state, fd, file, auto_events, auto_meta,
-				     t),
-			 0);
-	close(fd);
-	enc->destroy(state);
-	dlclose(lib);
 }
 
 START_TEST(test_auto)
@@ -500,7 +486,7 @@ START_TEST(test_auto)
 	free(out);
 	free(err);
 
-	read_auto_table(file, t);
+	decode_file(file, auto_events, auto_meta, t);
 	ck_assert_msg(t->bad == 0 && t->over == 0,
 		      "%u malformed stack records, %u over the test's room",
 		      t->bad, t->over);
