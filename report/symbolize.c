@@ -45,6 +45,7 @@
 #include "array.h"
 #include "log.h"
 #include "report-map.h"
+#include "stack-ids.h"
 #include "sym-dwarf.h"
 #include "sym-maps.h"
 #include "symbolize.h"
@@ -54,7 +55,8 @@
 #endif
 
 #define META_HDR 16
-#define MAX_STACK_ID (1u << 26) /* more is damage, not a recording */
+/* more is damage, not a recording (common/stack-ids.h) */
+#define MAX_STACK_ID (MT_STACK_ID_MAX + 1)
 #define MAX_FRAMES 127
 #define MAX_INLINED 16 /* functions named at one address */
 

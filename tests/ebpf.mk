@@ -159,8 +159,7 @@ check_PROGRAMS += tests/test-kbtf
 TESTS += tests/test-kbtf
 tests_test_kbtf_SOURCES = tests/test-kbtf.c plugins/ebpf/kbtf.c \
 	plugins/ebpf/kbtf.h
-tests_test_kbtf_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/ebpf \
-	-I$(srcdir)/common
+tests_test_kbtf_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/ebpf
 tests_test_kbtf_CFLAGS = $(TEST_CFLAGS) $(LIBBPF_CFLAGS)
 tests_test_kbtf_LDADD = $(TEST_LIBS) $(LIBBPF_LIBS)
 EXTRA_tests_test_kbtf_DEPENDENCIES = plugins/ebpf/memtrack.bpf.o
@@ -169,7 +168,6 @@ EXTRA_tests_test_kbtf_DEPENDENCIES = plugins/ebpf/memtrack.bpf.o
 check_PROGRAMS += tests/test-elf-notes
 TESTS += tests/test-elf-notes
 tests_test_elf_notes_SOURCES = tests/test-elf-notes.c
-tests_test_elf_notes_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/common
 tests_test_elf_notes_CFLAGS = $(TEST_CFLAGS) $(LIBELF_CFLAGS)
 tests_test_elf_notes_LDADD = common/libmtcommon.la $(TEST_LIBS) $(LIBELF_LIBS)
 

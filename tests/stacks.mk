@@ -28,7 +28,6 @@ check_PROGRAMS += tests/test-stacks
 TESTS += tests/test-stacks
 tests_test_stacks_SOURCES = tests/test-stacks.c tests/ebpf-testlib.c \
 	tests/ebpf-testlib.h
-tests_test_stacks_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/common
 tests_test_stacks_CFLAGS = $(TEST_CFLAGS)
 tests_test_stacks_LDADD = $(TEST_LIBS) -ldl
 EXTRA_tests_test_stacks_DEPENDENCIES = tests/progs/stacks.stamp

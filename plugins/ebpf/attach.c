@@ -778,12 +778,13 @@ int ebpf_attach_process(struct ebpf_state *st, pid_t pid, uint64_t dev,
  * The first uprobe registered after a quiet spell takes ~16 ms here (strace
  * -T: its perf_event_open), the ones that follow 0.1-0.25 ms: most likely
  * an RCU grace period, waited for by the first writer of the kernel's
- * dup_mmap_sem, which every registration takes. Under auto, the first were at the command's first exec: the
- * interposer's hello and libc, both at every start. The files every tree
- * maps first, memtrack's own libc and the interposer the preload half
- * will put in LD_PRELOAD, get their events made and held on a thread
- * while the BPF object loads; ebpf_preattach_finish() gives them their
- * programs and marks the files known. At the exec the gate finds them
+ * dup_mmap_sem, which every registration takes. Under auto, the first
+ * were at the command's first exec: the interposer's hello and libc,
+ * both at every start. The files every tree maps first, memtrack's own
+ * libc and the interposer the preload half will put in LD_PRELOAD, get
+ * their events made and held on a thread while the BPF object loads;
+ * ebpf_preattach_finish() gives them their programs and marks the files
+ * known. At the exec the gate finds them
  * known and covers their events for the process (ebpf_scope_cover_exec(),
  * as every exec under handover). A file that is not the tree's (another
  * libc in a chroot, another interposer) costs its probes and nothing
