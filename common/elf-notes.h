@@ -9,6 +9,7 @@
 #ifndef MT_COMMON_ELF_NOTES_H
 #define MT_COMMON_ELF_NOTES_H
 
+#include <link.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -48,6 +49,25 @@ static inline size_t mt_notes_build_id(const void *buf, size_t n,
 			return dsz;
 		}
 		at = desc_at + ((dsz + pad) & ~pad);
+	}
+	return 0;
+}
+
+/* The build-id in the PT_NOTE segments of a loaded object (one that
+ * dl_iterate_phdr() names), as mt_notes_build_id() finds it. */
+static inline size_t mt_phdr_build_id(const struct dl_phdr_info *info,
+				      size_t max, const unsigned char **id)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		size_t n;
+
+		if (ph->p_type == PT_NOTE &&
+		    (n = mt_notes_build_id(
+			     (const void *)(info->dlpi_addr + ph->p_vaddr),
+			     ph->p_memsz, ph->p_align, max, id))) {
+			return n;
+		}
 	}
 	return 0;
 }

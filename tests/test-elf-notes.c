@@ -104,14 +104,8 @@ static int find(struct dl_phdr_info *info, size_t size, void *data)
 		mine |= ph->p_type == PT_LOAD && s->addr >= lo &&
 			s->addr < lo + ph->p_memsz;
 	}
-	for (i = 0; mine && i < info->dlpi_phnum && !s->len; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_NOTE) {
-			s->len = mt_notes_build_id(
-				(const void *)(info->dlpi_addr + ph->p_vaddr),
-				ph->p_memsz, ph->p_align, 64, &s->id);
-		}
+	if (mine) {
+		s->len = mt_phdr_build_id(info, 64, &s->id);
 	}
 	return mine;
 }

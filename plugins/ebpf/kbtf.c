@@ -468,13 +468,10 @@ out:
  * nobody else may write and a BTF; anything else is made again and
  * replaces it.
  */
-/* The GNU build-id among the ELF notes in buf, in hex: 0, or -1. */
-static int notes_hex(const void *buf, size_t n, size_t align, char *hex,
-		     size_t size)
+/* A build-id of len bytes (0: none) in hex: 0, or -1. */
+static int to_hex(const unsigned char *id, size_t len, char *hex,
+		  size_t size)
 {
-	const unsigned char *id;
-	size_t len = mt_notes_build_id(buf, n, align, 64, &id);
-
 	if (!len || size <= 2 * len) {
 		return -1;
 	}
@@ -487,7 +484,9 @@ static int notes_hex(const void *buf, size_t n, size_t align, char *hex,
 /* The running kernel's build-id (the kernel its BTF describes). */
 static int kernel_build_id(char *hex, size_t size)
 {
+	const unsigned char *id = NULL;
 	unsigned char buf[4096];
+	size_t len = 0;
 	ssize_t n;
 	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
 
@@ -496,7 +495,10 @@ static int kernel_build_id(char *hex, size_t size)
 	}
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
-	return n > 0 ? notes_hex(buf, (size_t)n, 4, hex, size) : -1;
+	if (n > 0) {
+		len = mt_notes_build_id(buf, (size_t)n, 4, 64, &id);
+	}
+	return to_hex(id, len, hex, size);
 }
 
 /* This code's own build-id (of the plugin, or of the test that links
@@ -511,6 +513,8 @@ struct self_id {
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct self_id *s = data;
+	const unsigned char *id = NULL;
+	size_t len;
 	int mine = 0;
 
 	(void)size;
@@ -524,15 +528,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 	if (!mine) {
 		return 0;
 	}
-	for (int i = 0; i < info->dlpi_phnum && !s->found; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_NOTE &&
-		    !notes_hex((const void *)(info->dlpi_addr + ph->p_vaddr),
-			       ph->p_memsz, ph->p_align, s->hex, s->size)) {
-			s->found = 1;
-		}
-	}
+	len = mt_phdr_build_id(info, 64, &id);
+	s->found = !to_hex(id, len, s->hex, s->size);
 	return 1;
 }
 

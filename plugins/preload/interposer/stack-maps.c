@@ -126,26 +126,6 @@ int mtpl_maps_changed(const struct mtpl_maps *m)
 	return c.adds != m->adds || c.subs != m->subs;
 }
 
-/* The GNU build-id in the PT_NOTE segments of a loaded object. */
-static size_t build_id(const struct dl_phdr_info *info,
-		       const unsigned char **id)
-{
-	int i;
-
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		size_t n;
-
-		if (ph->p_type == PT_NOTE &&
-		    (n = mt_notes_build_id(
-			     (const void *)(info->dlpi_addr + ph->p_vaddr),
-			     ph->p_memsz, ph->p_align, BUILD_ID_MAX, id))) {
-			return n;
-		}
-	}
-	return 0;
-}
-
 struct pass {
 	struct mtpl_maps *m;
 	uint32_t pid;
@@ -287,7 +267,7 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 		sent_whole(ps, at, info);
 		return 0;
 	}
-	bidlen = build_id(info, &bid);
+	bidlen = mt_phdr_build_id(info, BUILD_ID_MAX, &bid);
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		unsigned char hdr[1 + 4 + 24 + 1];
