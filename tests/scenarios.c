@@ -36,37 +36,41 @@
 static const unsigned long long mimalloc_static_seen[] = { 60008, 0 };
 
 const struct scenario scenarios[] = {
-	{ "glibc", "alloc-basic", SC_PLAIN, 23, 0, SC_SEEN, SC_SEEN },
+	{ "glibc", "alloc-basic", SC_PLAIN, 23, 0, SC_SEEN, SC_SEEN, NULL },
 	{ "glibc-static", "alloc-static", SC_PLAIN, 23, 0, SC_SEEN,
-	  SC_REFUSED },
+	  SC_REFUSED, NULL },
 	/* the program's own mmap/mremap/munmap/sbrk go through libc */
-	{ "syscalls", "alloc-mmap", SC_PLAIN, 6, 0, SC_SEEN, SC_SEEN },
-	{ "constructor", "alloc-ctor", SC_PLAIN, 2, 0, SC_SEEN, SC_SEEN },
+	{ "syscalls", "alloc-mmap", SC_PLAIN, 6, 0, SC_SEEN, SC_SEEN, NULL },
+	{ "constructor", "alloc-ctor", SC_PLAIN, 2, 0, SC_SEEN, SC_SEEN, NULL },
 	/* exit(): an atexit handler and a destructor */
-	{ "exit", "alloc-exit", SC_PLAIN, 4, 0, SC_SEEN, SC_SEEN },
+	{ "exit", "alloc-exit", SC_PLAIN, 4, 0, SC_SEEN, SC_SEEN, NULL },
 	{ "lib-constructor", "alloc-libctor", SC_PLAIN, 2, 1, SC_SEEN,
-	  SC_SEEN },
-	{ "cxx", "alloc-cxx", SC_PLAIN, 27, 0, SC_SEEN, SC_SEEN },
+	  SC_SEEN, NULL },
+	{ "cxx", "alloc-cxx", SC_PLAIN, 27, 0, SC_SEEN, SC_SEEN, NULL },
 	/* 9 levels (0..8) x 2 lines + 4 threads x 2 lines */
-	{ "fork-tree", "alloc-forktree", SC_PLAIN, 26, 0, SC_SEEN, SC_SEEN },
-	{ "shell-exec", NULL, SC_SHELL, 25, 0, SC_SEEN, SC_SEEN },
-	{ "dlopen", "alloc-dlopen", SC_DLOPEN, 2, 0, SC_SEEN, SC_SEEN },
+	{ "fork-tree", "alloc-forktree", SC_PLAIN, 26, 0, SC_SEEN, SC_SEEN,
+	  NULL },
+	{ "shell-exec", NULL, SC_SHELL, 25, 0, SC_SEEN, SC_SEEN, NULL },
+	{ "dlopen", "alloc-dlopen", SC_DLOPEN, 2, 0, SC_SEEN, SC_SEEN, NULL },
 	/* a C program opens a C++ library with RTLD_LOCAL, as python opens
 	 * its extension modules: libstdc++ is in that library's scope only
 	 * (the preload hooks crashed on it); one new throws through them */
 	{ "dlopen-cxx-local", "alloc-dlopen-cxx", SC_DLOPEN_CXX, 9, 0,
-	  SC_SEEN, SC_SEEN },
-	{ "jemalloc", "alloc-jemalloc", SC_PLAIN, 16, 1, SC_SEEN, SC_SEEN },
+	  SC_SEEN, SC_SEEN, NULL },
+	{ "jemalloc", "alloc-jemalloc", SC_PLAIN, 16, 1, SC_SEEN, SC_SEEN,
+	  NULL },
 	{ "jemalloc-static", "alloc-jemalloc-static", SC_PLAIN, 16, 1,
-	  SC_SEEN, SC_REFUSED },
-	{ "tcmalloc", "alloc-tcmalloc", SC_PLAIN, 11, 1, SC_SEEN, SC_SEEN },
-	{ "mimalloc", "alloc-mimalloc", SC_PLAIN, 13, 1, SC_SEEN, SC_SEEN },
+	  SC_SEEN, SC_REFUSED, NULL },
+	{ "tcmalloc", "alloc-tcmalloc", SC_PLAIN, 11, 1, SC_SEEN, SC_SEEN,
+	  NULL },
+	{ "mimalloc", "alloc-mimalloc", SC_PLAIN, 13, 1, SC_SEEN, SC_SEEN,
+	  NULL },
 	{ "mimalloc-static", "alloc-mimalloc-static", SC_PLAIN, 13, 1,
 	  SC_SEEN, SC_PARTIAL, mimalloc_static_seen },
-	{ "toggle", "alloc-toggle", SC_CONTROL, 4, 0, SC_SEEN, SC_SEEN },
+	{ "toggle", "alloc-toggle", SC_CONTROL, 4, 0, SC_SEEN, SC_SEEN, NULL },
 	/* an allocator of the executable's own, exported: named */
 	{ "own-malloc", "alloc-own-malloc", SC_PLAIN, 2, 0, SC_SEEN,
-	  SC_REFUSED },
+	  SC_REFUSED, NULL },
 };
 
 const size_t nscenarios = sizeof(scenarios) / sizeof(scenarios[0]);
