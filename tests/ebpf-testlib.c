@@ -264,6 +264,52 @@ static int on_events(void *ctx, const struct mt_event *events, size_t count)
 	return 0;
 }
 
+/* An MTKW payload (plugins/ebpf/README.md): header, then per record u32
+ * pid, u32 who, u64 ts. A payload of any other length is not kept. */
+static int on_meta(void *ctx, unsigned int variant, const void *data,
+		   size_t len)
+{
+	struct collect *c = ctx;
+	struct ebpf_trace *t = c->t;
+	const unsigned char *p = data;
+	uint32_t n;
+	void *more;
+
+	(void)variant;
+	if (len < 16 || memcmp(p, "MTKW", 4)) {
+		return 0;
+	}
+	memcpy(&n, p + 8, 4);
+	if (len != 16 + (size_t)n * 16) {
+		fprintf(stderr, "an MTKW payload of %zu bytes for %u records\n",
+			len, n);
+		return -EINVAL;
+	}
+	more = realloc(t->rec, (t->nrec + n) * sizeof(*t->rec));
+	if (!more) {
+		return -ENOMEM;
+	}
+	t->rec = more;
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(&t->rec[t->nrec].pid, p + 16 + 16 * i, 4);
+		memcpy(&t->rec[t->nrec].who, p + 20 + 16 * i, 4);
+		t->nrec++;
+	}
+	return 0;
+}
+
+uint32_t ebpf_trace_recorder(const struct ebpf_trace *t, int32_t pid)
+{
+	uint32_t who = 0;
+
+	for (size_t i = 0; i < t->nrec; i++) {
+		if (t->rec[i].pid == pid) {
+			who = t->rec[i].who; /* the last: a pid reused */
+		}
+	}
+	return who;
+}
+
 static int decode_file(const char *file, struct ebpf_trace *t)
 {
 	const char *dir = getenv("MEMTRACK_PLUGIN_PATH");
@@ -302,7 +348,7 @@ static int decode_file(const char *file, struct ebpf_trace *t)
 		err = 0;
 		goto end;
 	}
-	err = enc->decode(state, fd, file, on_events, NULL, &c);
+	err = enc->decode(state, fd, file, on_events, on_meta, &c);
 	close(fd);
 	if (err) {
 		fprintf(stderr, "decoding %s failed: %d\n", file, err);
@@ -439,6 +485,7 @@ int ebpf_trace_run_source(const char *source, const char *const *opts,
 void ebpf_trace_free(struct ebpf_trace *t)
 {
 	free(t->ev);
+	free(t->rec);
 	free(t->exp);
 	free(t->out);
 	free(t->err);

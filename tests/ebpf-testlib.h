@@ -31,6 +31,13 @@ struct ebpf_trace {
 	size_t nev;
 	struct ebpf_expect *exp;
 	size_t nexp;
+	/* auto's "MTKW" records: who recorded each process's last image
+	 * (ebpf_trace_recorder) */
+	struct ebpf_recorder {
+		int32_t pid;
+		uint32_t who; /* 1: uprobes, 2: the interposer */
+	} *rec;
+	size_t nrec;
 	char *out;   /* the program's stdout */
 	char *err;   /* memtrack's stderr */
 	int status;  /* memtrack's exit status (wait status decoded) */
@@ -84,6 +91,12 @@ char *ebpf_trace_peek(const struct ebpf_trace *t);
 int ebpf_trace_check(const struct ebpf_trace *t);
 
 /* Events with this size (any kind, any process). */
+/* Who recorded process pid's last image by its MTKW record
+ * (EBPF_BY_UPROBES, EBPF_BY_INTERPOSER), 0 when it has none. */
+#define EBPF_BY_UPROBES 1u
+#define EBPF_BY_INTERPOSER 2u
+uint32_t ebpf_trace_recorder(const struct ebpf_trace *t, int32_t pid);
+
 size_t ebpf_count_size(const struct ebpf_trace *t, uint64_t size);
 
 /* Run a shell command; its stdout (malloc'd) in *out, its stderr
