@@ -34,6 +34,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,10 @@ struct auto_state {
 	struct auto_em pem;
 	struct mt_event *buf; /* one read of the preload source */
 	size_t buf_cap;
+	/* during a read of the preload source into the host's batch
+	 * (read_preload): where it began, and its max; else NULL */
+	struct mt_event *zc;
+	size_t zc_max;
 	struct mt_event *held; /* stamped after the last read began */
 	size_t nheld, held_cap;
 	uint64_t held_total; /* events held once, for -v */
@@ -74,6 +79,7 @@ struct auto_state {
 
 static int pem_flush(struct mt_emitter *em);
 static int pem_meta(struct mt_emitter *em, const void *data, size_t len);
+static int buf_room(struct auto_state *a, size_t n);
 
 /* Which source an arg goes to: 1 << PRE, 1 << BPF, or both. */
 static int route(const char *tok)
@@ -339,11 +345,32 @@ static int pem_flush(struct mt_emitter *em)
 	return -ENOSPC;
 }
 
+/*
+ * Metadata from the preload source, in the middle of a read: the host
+ * puts it after every event of its batch, and moves on to a new batch.
+ * What the source wrote into the old one's room so far is not in the
+ * batch yet: it moves to buf, where the rest of the read goes too
+ * (read_preload). So the record goes before this read's events, as it
+ * did before the source wrote into the batch.
+ */
 static int pem_meta(struct mt_emitter *em, const void *data, size_t len)
 {
-	struct auto_em *a = (struct auto_em *)(void *)em;
+	struct auto_state *a = (struct auto_state *)(void *)
+		((char *)em - offsetof(struct auto_state, pem));
 
-	return a->out->meta ? a->out->meta(a->out, data, len) : -ENOTSUP;
+	if (a->zc) {
+		size_t k = (size_t)(em->cur - a->zc);
+
+		if (buf_room(a, a->zc_max + 1)) {
+			return -ENOMEM;
+		}
+		memcpy(a->buf, a->zc, k * sizeof(*a->buf));
+		em->cur = a->buf + k;
+		em->end = a->buf + a->zc_max + 1;
+		a->zc = NULL;
+	}
+	return a->pem.out->meta ? a->pem.out->meta(a->pem.out, data, len) :
+				  -ENOTSUP;
 }
 
 /* Pass ev on to the host's batch. */
@@ -409,33 +436,79 @@ static int read_bpf(struct auto_state *a, struct mt_emitter *em, size_t max,
 	return n;
 }
 
+/* buf holds at least n events */
+static int buf_room(struct auto_state *a, size_t n)
+{
+	struct mt_event *p;
+
+	if (a->buf_cap >= n) {
+		return 0;
+	}
+	p = realloc(a->buf, n * sizeof(*p));
+	if (!p) {
+		return -ENOMEM;
+	}
+	a->buf = p;
+	a->buf_cap = n;
+	return 0;
+}
+
 /*
  * The preload source's events of one read, up to max: those stamped
  * before t go on, from the first one that is not on they wait (in order)
  * for the next read. Returns how many went, or -errno.
+ *
+ * With nothing held, the source writes into the host's batch itself: its
+ * emitter is the batch's free room, cut to max (and one more, as buf),
+ * and what it wrote from the first event stamped t or later moves to
+ * held. No copy for the events that go on, nearly all of them. Else, or
+ * once it sends metadata (pem_meta), into buf first.
  */
 static int read_preload(struct auto_state *a, struct mt_emitter *em,
 			uint64_t t, size_t max)
 {
+	struct mt_event *zc;
 	uint32_t f = 0;
 	size_t i, went = 0;
 	int n;
 
-	if (a->buf_cap < max + 1) {
-		struct mt_event *p = realloc(a->buf, (max + 1) * sizeof(*p));
-
-		if (!p) {
+	a->zc = NULL;
+	if (!a->nheld) {
+		if (em->end - em->cur < 2 && em->flush(em) < 0) {
+			return -EPIPE;
+		}
+		if ((size_t)(em->end - em->cur) - 1 < max) {
+			max = (size_t)(em->end - em->cur) - 1;
+		}
+		a->zc = em->cur;
+		a->zc_max = max;
+		a->pem.em.cur = em->cur;
+	} else {
+		if (buf_room(a, max + 1)) {
 			return -ENOMEM;
 		}
-		a->buf = p;
-		a->buf_cap = max + 1;
+		a->pem.em.cur = a->buf;
 	}
-	a->pem.em.cur = a->buf;
-	a->pem.em.end = a->buf + max + 1;
+	a->pem.em.end = a->pem.em.cur + max + 1;
 	a->pem.out = em;
 	n = a->ops[PRE]->read(a->st[PRE], &a->pem.em, max, &f);
+	zc = a->zc;
+	a->zc = NULL;
 	if (n < 0) {
 		return n;
+	}
+	if (zc) {
+		n = (int)(a->pem.em.cur - zc);
+		for (i = 0; i < (size_t)n && zc[i].timestamp < t; i++) {
+		}
+		em->cur = zc + i; /* what is held below is overwritten */
+		went = i;
+		for (; i < (size_t)n; i++) {
+			if (hold(a, &zc[i])) {
+				return -ENOMEM;
+			}
+		}
+		return (int)went;
 	}
 	n = (int)(a->pem.em.cur - a->buf);
 	for (i = 0; i < (size_t)n; i++) {
