@@ -5,7 +5,8 @@
 #   tests/build-mimalloc-static.sh DIR   ->   DIR/libmimalloc.a
 # Needs root (apt) and Debian's package mirror; prints why when it fails.
 set -eu
-out=$1
+mkdir -p "$1"
+out=$(cd "$1" && pwd) # the build below runs elsewhere
 [ -f "$out/libmimalloc.a" ] && exit 0
 work=$(mktemp -d /tmp/mt-mimalloc-XXXXXX)
 trap 'rm -rf "$work"' EXIT
