@@ -34,7 +34,8 @@
  * after); a count that reaches PL_SAMPLE_STUCK stays there (the filter
  * then says "maybe" for that home: slower, never wrong).
  *
- * No libm in the traced process: the logarithm is computed here.
+ * No libm in the traced process: the logarithm is computed in
+ * common/sample-draw.h.
  */
 #include "config.h"
 
@@ -44,6 +45,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 
+#include "sample-draw.h"
 #include "sample.h"
 #include "selfmap.h"
 
@@ -56,45 +58,10 @@ static int seeded;
 static uint32_t threads; /* threads that drew so far */
 static uint32_t *lost;
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/*
- * ln(u) for u in (0, 1]: u = m * 2^e with m in [1, 2), ln(m) =
- * 2 atanh(z) with z = (m - 1) / (m + 1) <= 1/3, whose series to z^11 is
- * within 2e-7 of it: far closer than a sampling needs.
- */
-static double ln_unit(double u)
-{
-	uint64_t bits;
-	double m, z, z2;
-	int e;
-
-	memcpy(&bits, &u, sizeof(bits));
-	e = (int)((bits >> 52) & 0x7ff) - 1023;
-	bits = (bits & ((1ull << 52) - 1)) | (1023ull << 52);
-	memcpy(&m, &bits, sizeof(m));
-	z = (m - 1) / (m + 1);
-	z2 = z * z;
-	return e * 0.69314718055994530942 +
-	       z * (2 + z2 * (2.0 / 3 + z2 * (2.0 / 5 + z2 * (2.0 / 7 +
-		    z2 * (2.0 / 9 + z2 * (2.0 / 11))))));
-}
-
-/* The distance to the next sample point: -ln(U) N, U uniform in (0, 1]. */
+/* The distance to the next sample point (common/sample-draw.h). */
 int64_t pl_sample_draw(void)
 {
-	double u = (double)((splitmix(&pl_sampler.rng) >> 11) + 1) * 0x1p-53;
-	double d = -ln_unit(u) * (double)pl_sample_mean;
-
-	/* U >= 2^-53: d is at most 37 N, which N <= 2^40 keeps in range */
-	return (int64_t)d + 1;
+	return mt_sample_draw(&pl_sampler.rng, pl_sample_mean);
 }
 
 void pl_sample_thread(void)
@@ -130,8 +97,8 @@ int pl_sample_init(struct pl_shm *shm)
 	seed = __atomic_load_n(&shm->sample_seed, __ATOMIC_RELAXED);
 	seeded = (__atomic_load_n(&shm->sample_flags, __ATOMIC_RELAXED) &
 		  PL_SAMPLE_SEEDED) != 0;
-	if (mean > (1ull << 40)) {
-		mean = 1ull << 40; /* the source allows no more */
+	if (mean > MT_SAMPLE_MEAN_MAX) {
+		mean = MT_SAMPLE_MEAN_MAX; /* the source allows no more */
 	}
 	pl_sample_table = pl_self_map(PL_SAMPLE_SLOTS * sizeof(uint64_t),
 				      MAP_NORESERVE);
