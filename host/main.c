@@ -60,7 +60,7 @@ static void usage(FILE *out)
 		"                         preload: DWARF, whole without them)\n"
 		"  --stack-depth N        frames per stack, at most 127 (64)\n"
 		"  --sample-bytes SIZE    record a sample of the allocations, one per SIZE bytes\n"
-		"                         on average (512K, 2M; preload): the report estimates\n"
+		"                         on average (512K, 2M; not ebpf): the report estimates\n"
 		"  --seed N               the sampling's random seed (reproducible runs)\n"
 		"  --stats[=FILE]         print a summary at exit; FILE gets JSON lines as it runs\n"
 		"  --pid PID              attach to a running process (ebpf; repeatable) and the\n"
@@ -394,8 +394,7 @@ static const struct option long_opts[] = {
  * CAP_PERFMON, and a kernel with BTF and uprobes), which records each
  * process with the interposer where it reaches its allocator and with
  * uprobes where it does not; else preload, which says what it cannot
- * reach. auto does not take everything yet: --pid is the eBPF source's,
- * --sample-bytes the preload source's.
+ * reach. --pid is the eBPF source's.
  */
 static const char *default_source(const struct mt_run_opts *o)
 {
@@ -404,10 +403,6 @@ static const char *default_source(const struct mt_run_opts *o)
 
 	if (o->npids) {
 		return "ebpf";
-	}
-	if (o->source_opts[MT_SOPT_SAMPLE_BYTES] ||
-	    o->source_opts[MT_SOPT_SEED]) {
-		return "preload";
 	}
 	bpf = mt_bpf_check_system(MT_BPF_NEEDS_UPROBES, why, sizeof(why)) == 0;
 	if (!bpf) {

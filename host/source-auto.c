@@ -98,6 +98,8 @@ static int route(const char *tok)
 		{ "stacks", 1 << PRE | 1 << BPF },
 		{ "stack-depth=", 1 << PRE | 1 << BPF },
 		{ "stack-table-size=", 1 << BPF },
+		{ "sample-bytes=", 1 << PRE | 1 << BPF },
+		{ "seed=", 1 << PRE | 1 << BPF },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -128,7 +130,7 @@ static int split_args(const char *args, char *out[NSRC])
 		int to = route(tok);
 
 		if (!to) {
-			mt_err("source 'auto': unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, clock=auto|tsc|monotonic, stacks, stack-depth=N, stack-table-size=BYTES)",
+			mt_err("source 'auto': unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, clock=auto|tsc|monotonic, stacks, stack-depth=N, stack-table-size=BYTES, sample-bytes=SIZE, seed=N)",
 			       tok);
 			err = -EINVAL;
 			break;
@@ -654,7 +656,7 @@ static const struct mt_source_ops auto_ops = {
 	MT_OPS_HEADER(mt_source_ops),
 	.flags = MT_SOURCE_NEEDS_COMMAND | MT_SOURCE_TAKES_RING_SIZE |
 		 MT_SOURCE_TAKES_WATERMARKS | MT_SOURCE_TAKES_STACKS |
-		 MT_SOURCE_GATES_EXECS,
+		 MT_SOURCE_TAKES_SAMPLING | MT_SOURCE_GATES_EXECS,
 	.create = auto_create,
 	.start = auto_start,
 	.poll_fd = auto_poll_fd,

@@ -246,3 +246,17 @@ if ENABLE_EBPF
 TESTS += tests/test-attach.sh tests/test-attach-busy.sh
 endif
 dist_noinst_SCRIPTS += tests/test-attach.sh tests/test-attach-busy.sh
+
+# tests/test-auto-sample.sh: --sample-bytes under auto (plugins/ebpf/
+# sample.c): tests/progs/sample-mix as the interposer's and linked
+# statically as the uprobes' in one tree, estimated within 10 %, every
+# free of a recorded block; an image's events before its hello dropped.
+check_PROGRAMS += tests/progs/sample-mix-static
+tests_progs_sample_mix_static_SOURCES = tests/progs/sample-mix.c
+tests_progs_sample_mix_static_CFLAGS = $(WARN_CFLAGS) -O1 -fno-builtin
+tests_progs_sample_mix_static_LDADD = -lpthread
+tests_progs_sample_mix_static_LDFLAGS = -all-static
+if ENABLE_EBPF
+TESTS += tests/test-auto-sample.sh
+endif
+dist_noinst_SCRIPTS += tests/test-auto-sample.sh

@@ -261,8 +261,8 @@ START_TEST(test_ahead)
 }
 END_TEST
 
-/* Without --source: auto as root, with --stacks too; preload for a user
- * without the privileges, which says why. */
+/* Without --source: auto as root, with --stacks and --sample-bytes too;
+ * preload for a user without the privileges, which says why. */
 START_TEST(test_default)
 {
 	char cmd[8192], *out = NULL, *err = NULL;
@@ -292,6 +292,14 @@ START_TEST(test_default)
 		      "%s", err);
 	free(out);
 	free(err);
+	snprintf(cmd, sizeof(cmd),
+		 "%s/memtrack -v --sample-bytes 64K --sink file:/dev/null -- %s",
+		 mt ? mt : ".", ebpf_prog("alloc-basic"));
+	ck_assert_int_eq(ebpf_run_shell(cmd, &out, &err), 0);
+	ck_assert_msg(strstr(err, "processes recorded: 1 by the interposer, 0 by uprobes"),
+		      "%s", err);
+	free(out);
+	free(err);
 }
 END_TEST
 
@@ -299,8 +307,11 @@ START_TEST(test_bad_option)
 {
 	ck_assert(ebpf_memtrack_refuses("--source auto:bogus=1",
 					"unknown option 'bogus=1'"));
-	ck_assert(ebpf_memtrack_refuses("--source auto --sample-bytes 1M",
-					"--sample-bytes does not apply to source 'auto'"));
+	ck_assert(ebpf_memtrack_refuses("--source auto --sample-bytes 0",
+					"option --sample-bytes 0: a size from 1 to 1T expected"));
+	/* the eBPF source alone: every call traps, sampled or not */
+	ck_assert(ebpf_memtrack_refuses("--source ebpf:sample-bytes=1M",
+					"sample-bytes= and seed= are for --source auto"));
 }
 END_TEST
 

@@ -27,6 +27,11 @@
  *                        allocator calls, and the syscalls are the preload
  *                        source's (scope.c, attach.c); with stacks, the
  *                        stack ids from MT_STACK_ID_UPROBES on
+ *   sample-bytes=SIZE    with handover (the host's --sample-bytes under
+ *                        auto): one allocation recorded per SIZE bytes on
+ *                        average, 1 to 1T (sample.c)
+ *   seed=N               with sample-bytes=: the draws of the k-th thread
+ *                        to allocate start from N and k
  */
 #include "config.h"
 
@@ -38,6 +43,7 @@
 #include <memtrack/plugin.h>
 
 #include "parse-size.h"
+#include "sample-draw.h"
 
 #include "memtrack.h"
 #include "ebpf.h"
@@ -137,6 +143,33 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 			st->scope_system = tok[6] == 's';
 		} else if (!strcmp(tok, "handover")) {
 			st->handover = 1;
+		} else if (!strncmp(tok, "sample-bytes=", 13)) {
+			size_t v;
+
+			if (mt_parse_size(tok + 13, &v) || !v ||
+			    v > MT_SAMPLE_MEAN_MAX) {
+				ebpf_log(st, MT_LOG_ERROR,
+					 "option --sample-bytes %s: a size from 1 to 1T expected (512K, 2M)",
+					 tok + 13);
+				err = -EINVAL;
+				break;
+			}
+			st->sample_bytes = v;
+		} else if (!strncmp(tok, "seed=", 5)) {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(tok + 5, &end, 0);
+			if (errno || end == tok + 5 || *end || tok[5] == '-') {
+				ebpf_log(st, MT_LOG_ERROR,
+					 "option --seed %s: a number from 0 to 2^64 - 1 expected",
+					 tok + 5);
+				err = -EINVAL;
+				break;
+			}
+			st->sample_seed = v;
+			st->sample_seeded = 1;
 		} else if (!strcmp(tok, "stacks")) {
 			if (!st->stack_depth) {
 				st->stack_depth = DEFAULT_STACK_DEPTH;
@@ -173,11 +206,20 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 			}
 		} else {
 			ebpf_log(st, MT_LOG_ERROR,
-				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, stacks, stack-depth=N, stack-table-size=BYTES, handover)",
+				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, stacks, stack-depth=N, stack-table-size=BYTES, handover, sample-bytes=SIZE, seed=N)",
 				 tok);
 			err = -EINVAL;
 			break;
 		}
+	}
+	if (!err && (st->sample_bytes || st->sample_seeded) && !st->handover) {
+		/* alone, every call traps before it could be skipped */
+		ebpf_log(st, MT_LOG_ERROR,
+			 "sample-bytes= and seed= are for --source auto (handover): under ebpf every allocator call pays its trap, sampled or not; --source preload samples in the process");
+		err = -EINVAL;
+	} else if (!err && st->sample_seeded && !st->sample_bytes) {
+		ebpf_log(st, MT_LOG_ERROR, "seed= without sample-bytes=");
+		err = -EINVAL;
 	}
 	if (err) {
 		goto end;

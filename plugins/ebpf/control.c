@@ -165,6 +165,7 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 	if (c->type == MT_CTL_HELLO) {
 		/* not a stop: its interposer records it from now on */
 		st->hellos++;
+		ebpf_sample_hello(st, (int32_t)c->end, c->start, c->ts);
 		ebpf_scope_release(st, (pid_t)c->tgid);
 		return 0;
 	}

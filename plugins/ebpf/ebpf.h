@@ -20,6 +20,7 @@ struct memtrack_bpf;
 struct ring_buffer;
 struct bpf_link;
 struct ebpf_freezer;
+struct ebpf_sampler;
 
 #define EBPF_NAME "ebpf"
 
@@ -215,6 +216,11 @@ struct ebpf_state {
 	 * a process from its exec until its hello (scope.c, attach.c) */
 	int handover;
 	uint64_t hellos;
+	/* args sample-bytes= and seed= (handover only): which of uprobes'
+	 * events go into the file (sample.c) */
+	uint64_t sample_bytes, sample_seed;
+	int sample_seeded;
+	struct ebpf_sampler *smp;
 	struct ebpf_hold *holds;
 	size_t nholds, holds_cap;
 
@@ -471,6 +477,23 @@ void ebpf_hold_release(struct ebpf_state *st, struct ebpf_hold *h,
 /* Resume every process we hold, whatever the reason (destroy()). */
 void ebpf_resume_all(struct ebpf_state *st);
 uint64_t ebpf_now_ns(void);
+
+/* sample.c: --sample-bytes under auto. create: 0 or -ENOMEM (nothing
+ * without sample-bytes=); event: an event read, kept, dropped or held;
+ * flush: the held events now decided (all: every one, at the end);
+ * ctl_read: the control ring was read to its end from before_ns; hello:
+ * the image of pid that began at image said hello at ts; say: the MTKR
+ * payload, once, before the first event. */
+int ebpf_sample_create(struct ebpf_state *st);
+int ebpf_sample_event(struct ebpf_state *st, struct mt_emitter *em,
+		      const struct mt_event *ev);
+int ebpf_sample_flush(struct ebpf_state *st, struct mt_emitter *em, int all);
+void ebpf_sample_ctl_read(struct ebpf_state *st, uint64_t before_ns);
+void ebpf_sample_hello(struct ebpf_state *st, int32_t pid, uint64_t image,
+		       uint64_t ts);
+int ebpf_sample_say(struct ebpf_state *st, struct mt_emitter *em);
+void ebpf_sample_log(struct ebpf_state *st);
+void ebpf_sample_destroy(struct ebpf_state *st);
 /* control.c: a pause or its end, for the host's statistics (poller) */
 void ebpf_note(struct ebpf_state *st, const char *what, pid_t pid,
 	       uint64_t ts);

@@ -48,7 +48,7 @@ plugins_source_ebpf_la_SOURCES = plugins/ebpf/source.c plugins/ebpf/args.c \
 	plugins/ebpf/attach.c plugins/ebpf/watchdog.c plugins/ebpf/stacks.c \
 	plugins/ebpf/unwind.c plugins/ebpf/gate.c plugins/ebpf/freeze.c \
 	plugins/ebpf/scope.c plugins/ebpf/kbtf.c plugins/ebpf/kbtf.h \
-	plugins/ebpf/ebpf.h
+	plugins/ebpf/sample.c plugins/ebpf/ebpf.h
 nodist_plugins_source_ebpf_la_SOURCES = plugins/ebpf/memtrack.skel.h
 # the skeleton is generated: the plugin's objects wait for it even when
 # the plugin is the only goal (BUILT_SOURCES covers 'all' and 'check')

@@ -76,6 +76,10 @@ const volatile unsigned int test_no_find_vma = 0;
  * record, and a process whose interposer said hello records its own
  * allocator calls (see `tracked`) */
 const volatile unsigned int no_sys_events = 0;
+/* auto with sample-bytes=: each event says when its image began
+ * (reserved[0], from image_ts), for user space to drop the events of
+ * images whose interposer says hello (sample.c) */
+const volatile unsigned int tag_images = 0;
 
 /* Mutable state shared with user space (.bss is mmapped). */
 volatile unsigned int enabled = 0;
@@ -214,6 +218,17 @@ struct {
 	__type(key, u32);
 	__type(value, u32);
 } tracked SEC(".maps");
+
+/* auto: tgid (global) -> when its image began (its exec, CLOCK_MONOTONIC
+ * ns), told with its hello: the events of that image before the hello
+ * are the uprobes' (sample.c) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, u64);
+} image_ts SEC(".maps");
 
 /*
  * Clones of the tree in flight, for scope.c: from the entry of clone,
@@ -556,6 +571,14 @@ static __always_inline void emit(u64 id, u32 kind, u64 addr, u64 size,
 	e->stack_id = stack;
 	e->reserved[0] = 0;
 	e->reserved[1] = 0;
+	if (tag_images) {
+		u32 tgid = id >> 32;
+		u64 *its = bpf_map_lookup_elem(&image_ts, &tgid);
+
+		if (its) {
+			e->reserved[0] = *its;
+		}
+	}
 
 	/* Wake the reader only when the ring fills up: it polls on a tick
 	 * anyway, and a wakeup per event costs more than the event. unread
@@ -1189,6 +1212,12 @@ int BPF_KPROBE(hello_enter)
 	c.tgid = tgid;
 	c.tid = (u32)id;
 	c.ts = bpf_ktime_get_ns();
+	{
+		u64 *its = bpf_map_lookup_elem(&image_ts, &tgid);
+
+		c.start = its ? *its : 0;
+		c.end = our_id(id) >> 32;
+	}
 	if (bpf_ringbuf_output(&ctl, &c, sizeof(c), 0)) {
 		__sync_fetch_and_add(&ctl_dropped, 1);
 	}
@@ -1327,6 +1356,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 			}
 		}
 		bpf_map_delete_elem(&tracked, &tgid);
+		bpf_map_delete_elem(&image_ts, &tgid);
 		maps = stack_depth ? bpf_map_lookup_elem(&unw_procs, &utgid) :
 				     NULL;
 		if (maps && maps->nchunks) {
@@ -1378,6 +1408,11 @@ int BPF_PROG(on_exec, struct task_struct *task)
 
 		if (v && (*v & MT_TR_INTERPOSED)) {
 			__sync_fetch_and_and(v, ~(u32)MT_TR_INTERPOSED);
+		}
+		if (no_sys_events) {
+			u64 now = bpf_ktime_get_ns();
+
+			bpf_map_update_elem(&image_ts, &tgid, &now, BPF_ANY);
 		}
 	}
 

@@ -61,7 +61,9 @@ enum mt_ctl_type {
 				 * file the exec gate saw it ask for (dev,
 				 * ino); user space records its mappings */
 	MT_CTL_HELLO = 6,	/* not a stop: tgid's interposer records its
-				 * allocator calls from now on (auto) */
+				 * allocator calls from now on (auto); start:
+				 * when its image began (0: unknown), end: its
+				 * pid as memtrack's namespace sees it */
 	MT_CTL_GONE = 7,	/* not a stop (auto): tgid ended; pad: its
 				 * `tracked` bits (MT_TR_*) */
 };

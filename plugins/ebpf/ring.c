@@ -90,12 +90,25 @@ int ebpf_on_event(void *ctx, void *data, size_t len)
 	if (len < sizeof(*ev)) {
 		return 0;
 	}
-	ev = mt_emit(st->em);
-	if (!ev) {
-		st->rd_err = -EPIPE;
-		return -EPIPE;
+	if (st->smp) {
+		/* kept, dropped or held (sample.c) */
+		struct mt_event e;
+		int err;
+
+		memcpy(&e, data, sizeof(e));
+		err = ebpf_sample_event(st, st->em, &e);
+		if (err) {
+			st->rd_err = err;
+			return err;
+		}
+	} else {
+		ev = mt_emit(st->em);
+		if (!ev) {
+			st->rd_err = -EPIPE;
+			return -EPIPE;
+		}
+		memcpy(ev, data, sizeof(*ev));
 	}
-	memcpy(ev, data, sizeof(*ev));
 	/* returning < 0 stops libbpf after consuming this record */
 	if (++st->rd_count >= st->rd_max) {
 		return RD_FULL;
@@ -134,6 +147,7 @@ void ebpf_report_drops(struct ebpf_state *st)
 /* Handle every stop announced so far (attach, throttle). */
 int ebpf_consume_ctl(struct ebpf_state *st)
 {
+	uint64_t t = st->smp ? ebpf_now_ns() : 0;
 	int ret = ring_buffer__consume(st->ctl_rb);
 
 	if (ret < 0) {
@@ -141,6 +155,7 @@ int ebpf_consume_ctl(struct ebpf_state *st)
 			 strerror(-ret));
 		return ret;
 	}
+	ebpf_sample_ctl_read(st, t);
 	/* after the records: an exec's comes before its image's first
 	 * mapping the gate holds */
 	if (!st->in_ctl) {

@@ -187,6 +187,9 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	st->gmap.efd = -1;
 	pthread_mutex_init(&st->attach_lock, NULL);
 	err = ebpf_parse_args(st, args);
+	if (!err) {
+		err = ebpf_sample_create(st);
+	}
 	if (err) {
 		goto error;
 	}
@@ -252,6 +255,7 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	st->skel->rodata->test_no_find_vma =
 		getenv("MEMTRACK_TEST_NO_FIND_VMA") != NULL;
 	st->skel->rodata->no_sys_events = st->handover;
+	st->skel->rodata->tag_images = st->smp != NULL;
 	/* under auto the interposer's stacks take the ids below
 	 * MT_STACK_ID_UPROBES (plugins/preload/interposer/stack-table.h),
 	 * ours those from it: one file, one id per stack */
@@ -544,11 +548,23 @@ static int ebpf_read(void *state, struct mt_emitter *em, size_t max,
 	if (ret < 0 || !max) {
 		return ret;
 	}
+	if (st->smp && ebpf_sample_say(st, em) < 0) {
+		return -EPIPE;
+	}
 	ret = ebpf_consume_stacks(st, em);
 	if (ret < 0) {
 		return ret;
 	}
-	return ebpf_read_events(st, em, max, 0);
+	ret = ebpf_read_events(st, em, max, 0);
+	if (ret >= 0 && st->smp) {
+		/* what waited for its image's hello and is decided now */
+		int err = ebpf_sample_flush(st, em, 0);
+
+		if (err < 0) {
+			return err;
+		}
+	}
+	return ret;
 }
 
 static int ebpf_maintain(void *state)
@@ -568,7 +584,15 @@ static int ebpf_maintain(void *state)
 static int ebpf_drain(void *state, struct mt_emitter *em)
 {
 	struct ebpf_state *st = state;
-	int ret = ebpf_ring_drain(st, em);
+	int ret = st->smp ? ebpf_sample_say(st, em) : 0;
+
+	if (ret >= 0) {
+		ret = ebpf_ring_drain(st, em);
+	}
+	/* the tree is done: every hello is in */
+	if (ret >= 0 && st->smp) {
+		ret = ebpf_sample_flush(st, em, 1);
+	}
 
 	/* producers held meanwhile go on once the rings have room */
 	ebpf_resume_throttled(st);
@@ -714,6 +738,8 @@ static void ebpf_destroy(void *state)
 			 st->gate_map_timeouts ? " (some waits timed out)" :
 						 "");
 	}
+	ebpf_sample_log(st);
+	ebpf_sample_destroy(st);
 	ebpf_log(st, MT_LOG_INFO, "attach: %llu whole reads of a /proc/PID/maps",
 		 (unsigned long long)__atomic_load_n(&st->maps_reads,
 						     __ATOMIC_RELAXED));
