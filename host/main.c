@@ -19,10 +19,12 @@
 #include "bpf-check.h"
 #include "host.h"
 #include "log.h"
+#include "parse-size.h"
 #include "plugin.h"
 #include "report.h"
 #include "run.h"
 #include "attach.h"
+#include "sample-draw.h"
 
 #define EXIT_USAGE 2
 
@@ -166,6 +168,36 @@ static int parse_count(const char *opt, const char *arg, unsigned long max,
 		fprintf(stderr,
 			"memtrack: %s '%s': want a whole number from 1 to %lu (see memtrack --help)\n",
 			opt, arg, max);
+		return -1;
+	}
+	return 0;
+}
+
+/* --sample-bytes SIZE (1 to 1T) and --seed N (0 to 2^64 - 1): checked
+ * here, once, though auto hands them to both its halves */
+static int check_sampling(const char *opt, const char *arg)
+{
+	unsigned long long seed;
+	size_t size;
+	char *end;
+
+	if (!strcmp(opt, "--sample-bytes")) {
+		if (mt_parse_size(arg, &size) || !size ||
+		    size > MT_SAMPLE_MEAN_MAX) {
+			fprintf(stderr,
+				"memtrack: --sample-bytes '%s': want a size from 1 to 1T (512K, 2M; see memtrack --help)\n",
+				arg);
+			return -1;
+		}
+		return 0;
+	}
+	errno = 0;
+	seed = strtoull(arg, &end, 0);
+	(void)seed;
+	if (errno || end == arg || *end || arg[0] == '-') {
+		fprintf(stderr,
+			"memtrack: --seed '%s': want a number from 0 to 2^64 - 1 (see memtrack --help)\n",
+			arg);
 		return -1;
 	}
 	return 0;
@@ -497,13 +529,14 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_SAMPLE_BYTES:
-			/* the source checks the size (its parser names it) */
-			if (set_source_opt(&o, MT_SOPT_SAMPLE_BYTES, optarg)) {
+			if (check_sampling("--sample-bytes", optarg) < 0 ||
+			    set_source_opt(&o, MT_SOPT_SAMPLE_BYTES, optarg)) {
 				return EXIT_USAGE;
 			}
 			break;
 		case OPT_SEED:
-			if (set_source_opt(&o, MT_SOPT_SEED, optarg)) {
+			if (check_sampling("--seed", optarg) < 0 ||
+			    set_source_opt(&o, MT_SOPT_SEED, optarg)) {
 				return EXIT_USAGE;
 			}
 			break;

@@ -307,7 +307,7 @@ START_TEST(test_bad_option)
 {
 	ck_assert(ebpf_memtrack_refuses("--source auto:bogus=1",
 					"unknown option 'bogus=1'"));
-	ck_assert(ebpf_memtrack_refuses("--source auto --sample-bytes 0",
+	ck_assert(ebpf_memtrack_refuses("--source auto:sample-bytes=0",
 					"option --sample-bytes 0: a size from 1 to 1T expected"));
 	/* the eBPF source alone: every call traps, sampled or not */
 	ck_assert(ebpf_memtrack_refuses("--source ebpf:sample-bytes=1M",

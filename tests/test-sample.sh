@@ -249,15 +249,22 @@ expect_exit 2 "ebpf: --sample-bytes refused" -- \
 	"$MT" --source ebpf --sample-bytes 512K --sink "file:$T/x.mt" -- true
 has "$T/err" "ebpf: refused with the reason" \
 	"--sample-bytes does not apply to source 'ebpf': sampling saves nothing where every allocator call pays a uprobe's trap"
-expect_exit 1 "a bad size: refused" -- \
+expect_exit 2 "a bad size: refused" -- \
 	"$MT" --source preload --sample-bytes 12Q --sink "file:$T/x.mt" -- true
-has "$T/err" "a bad size: named" "--sample-bytes 12Q: a size from 1 to 1T expected"
+stderr_is "a bad size: named, once" "--sample-bytes '12Q': want a size from 1 to 1T"
+expect_exit 2 "a bad seed: refused" -- \
+	"$MT" --source preload --sample-bytes 1M --seed -1 --sink "file:$T/x.mt" -- true
+stderr_is "a bad seed: named, once" "--seed '-1': want a number from 0 to 2^64 - 1"
 # the bounds it names are taken, and a size past 2^64 does not wrap
 # (17179869185G is 2^64 + 1G: it was taken as 1G)
 "$MT" --source preload --sample-bytes 1T --sink "file:$T/x.mt" -- true \
 	2>"$T/err" && ok "1T: taken" || fail "1T: refused: $(cat "$T/err")"
-expect_exit 1 "17179869185G: refused" -- \
+expect_exit 2 "17179869185G: refused" -- \
 	"$MT" --source preload --sample-bytes 17179869185G --sink "file:$T/x.mt" -- true
-has "$T/err" "17179869185G: named" "--sample-bytes 17179869185G: a size from 1 to 1T expected"
+has "$T/err" "17179869185G: named" "--sample-bytes '17179869185G': want a size from 1 to 1T"
+# the source's own parser (its args) says the same
+expect_exit 1 "preload:sample-bytes=0: refused" -- \
+	"$MT" --source preload:sample-bytes=0 --sink "file:$T/x.mt" -- true
+has "$T/err" "preload:sample-bytes=0: named" "--sample-bytes 0: a size from 1 to 1T expected"
 
 finish
