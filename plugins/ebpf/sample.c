@@ -305,6 +305,13 @@ static int sample_one(struct ebpf_state *st, struct mt_emitter *em,
 	case MT_EV_REALLOC:
 		was = (ev->flags & MT_EVF_OLD_ADDR) && ev->old_addr &&
 		      block_drop(s, ev->pid, image, ev->old_addr);
+		if (!ev->addr && ev->size) {
+			/* failed: the old block stays as it was */
+			if (was && block_add(s, ev->pid, image, ev->old_addr)) {
+				s->lost++;
+			}
+			return 0;
+		}
 		kept = ev->addr && take(s, ev->tid, ev->size);
 		if (kept && block_add(s, ev->pid, image, ev->addr)) {
 			s->lost++;
