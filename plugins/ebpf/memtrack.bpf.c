@@ -219,9 +219,9 @@ struct {
 	__type(value, u32);
 } tracked SEC(".maps");
 
-/* auto: tgid (global) -> when its image began (its exec, CLOCK_MONOTONIC
- * ns), told with its hello: the events of that image before the hello
- * are the uprobes' (sample.c) */
+/* auto with sample-bytes= (tag_images): tgid (global) -> when its image
+ * began (its exec, CLOCK_MONOTONIC ns), told with its hello and in each
+ * event (sample.c); 1 entry, unused, without */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -1409,7 +1409,7 @@ int BPF_PROG(on_exec, struct task_struct *task)
 		if (v && (*v & MT_TR_INTERPOSED)) {
 			__sync_fetch_and_and(v, ~(u32)MT_TR_INTERPOSED);
 		}
-		if (no_sys_events) {
+		if (tag_images) {
 			u64 now = bpf_ktime_get_ns();
 
 			bpf_map_update_elem(&image_ts, &tgid, &now, BPF_ANY);

@@ -238,6 +238,10 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 				st->skel->maps.stack_gen, 1);
 		}
 	}
+	if (!err && !st->smp) {
+		/* unused without sampling (sample.c) */
+		err = bpf_map__set_max_entries(st->skel->maps.image_ts, 1);
+	}
 	if (!err) {
 		err = ebpf_unw_prepare(st);
 	}
