@@ -15,24 +15,25 @@
  * (source-auto.c). Under sampling the interposer's table of sampled
  * blocks starts empty at its hello: a block uprobes sampled before it and
  * freed after would have its allocation in the file and no free. So the
- * uprobes' events of an image that says hello are all dropped: such a
+ * uprobes' events of an image from before its hello are dropped: such a
  * block is then in the file neither allocated nor freed. What that
  * leaves out is what ld.so and the libraries' constructors allocate
- * before the interposer's runs: tens of blocks per process.
+ * before the interposer's runs: none for most programs. After the hello
+ * BPF records only what no interposer sees (functions in program files):
+ * the uprobes' for good, sampled.
  *
  * Which images say hello is known only when they do. Each event carries
  * when its image began (BPF's emit(), reserved[0], from the exec); the
  * hello's record carries the same (control.c). An event is decided once
- * its image said hello after it (dropped; after the hello BPF records
- * only what no interposer sees, the uprobes' for good) or once the control ring was read more
- * than HELLO_WAIT_NS after the image began with no hello for it (the
- * image stays the uprobes': sampled). Until then it waits here, behind
- * its process's other waiting events: only the first moments of each
- * image wait, so little is held, and a process's events keep their
- * order. An image that says
- * hello later than that (late_hellos) had its first events sampled: they
- * are counted. An event whose image is unknown (0: a process that did
- * not exec in the tree) is the uprobes' from the start.
+ * its image said hello, or once the control ring was read more than
+ * HELLO_WAIT_NS after the image began with no hello for it (the image
+ * stays the uprobes': sampled). Until then it waits here, behind its
+ * process's other waiting events: only the first moments of each image
+ * wait, so little is held, and a process's events keep their order. An
+ * image that says hello later than that (late_hellos) had its first
+ * events sampled: they are counted. An event whose image is unknown (0:
+ * a process that did not exec in the tree) is the uprobes' from the
+ * start.
  *
  * Kept blocks are known by (pid, image, address): the blocks of an old
  * image never match the new image's frees.
