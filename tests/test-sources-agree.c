@@ -355,16 +355,67 @@ static void check_tree(const char *name, const char *const *argv)
 	ebpf_trace_free(&a);
 }
 
+/*
+ * The test's environment cut to what memtrack and the test library need,
+ * for the length of a run (restore_env() puts it back). python keeps the
+ * environment in a dict: the interposer's two variables under auto can
+ * make it grow once more (a malloc and a free of 2,200 B, one brk
+ * fewer) or not, by how many variables there were: 1 in 3 runs in one
+ * shell here, none in another. With these few, never.
+ */
+static char **small_env(void)
+{
+	static const char *const keep[] = { "MT_BUILDDIR", "MT_SRCDIR",
+					     "MEMTRACK_PLUGIN_PATH",
+					     "MEMTRACK_REQUIRE_BPF", NULL };
+	char **saved = NULL, *val[8] = { NULL };
+	size_t n = 0;
+
+	for (char **e = environ; *e; e++) {
+		n++;
+	}
+	saved = calloc(n + 1, sizeof(*saved));
+	ck_assert_ptr_nonnull(saved);
+	for (size_t i = 0; i < n; i++) {
+		saved[i] = strdup(environ[i]);
+		ck_assert_ptr_nonnull(saved[i]);
+	}
+	for (size_t i = 0; keep[i]; i++) {
+		val[i] = getenv(keep[i]) ? strdup(getenv(keep[i])) : NULL;
+	}
+	ck_assert_int_eq(clearenv(), 0);
+	setenv("PATH", "/usr/bin:/bin", 1);
+	setenv("LANG", "C.UTF-8", 1);
+	for (size_t i = 0; keep[i]; i++) {
+		if (val[i]) {
+			setenv(keep[i], val[i], 1);
+			free(val[i]);
+		}
+	}
+	return saved;
+}
+
+static void restore_env(char **saved)
+{
+	ck_assert_int_eq(clearenv(), 0);
+	for (char **e = saved; *e; e++) {
+		ck_assert_int_eq(putenv(*e), 0); /* the strings stay */
+	}
+	free(saved);
+}
+
 /* python3 loading C extension modules (json, decimal, zlib, sqlite3,
- * ctypes: each a dlopen of a library of its own) */
+ * ctypes: each a dlopen of a library of its own), in small_env() */
 START_TEST(test_tree_python)
 {
 	const char *argv[] = { "/usr/bin/setarch", "-R", "/usr/bin/python3",
 			       "-c",
 			       "import json, _decimal, zlib, _sqlite3, _ctypes",
 			       NULL };
+	char **env = small_env();
 
 	check_tree("python3", argv);
+	restore_env(env);
 }
 END_TEST
 
@@ -574,7 +625,12 @@ static void record_chromium(const char *source, struct ebpf_trace *t)
  * script, runs a dozen programs (uname, grep, expr, findmnt...), then
  * execs the browser, which defines malloc itself, as do the processes it
  * starts. Under auto each of the launcher's programs is the
- * interposer's, with ebpf's counts exactly; each of Chromium's processes
+ * interposer's, with ebpf's counts, or one Malloc more: dash builds the
+ * environment of the program it execs on its own stack of 504-byte
+ * blocks, and the interposer's two variables may need one block more
+ * (dash+0xdf23, malloc(512), before the exec; in a build tree at /tmp/ci1
+ * for 2 of 13 processes, at /work/main for none: the interposer's path
+ * is one of them). Each of Chromium's processes
  * is the uprobes', and the browser's calls to its own malloc are all
  * there (the interposer alone sees some 300 of them: issue 23). Chromium's
  * own counts differ from run to run under either source (a process's
@@ -584,6 +640,7 @@ static void record_chromium(const char *source, struct ebpf_trace *t)
 START_TEST(test_tree_chromium)
 {
 	static const int64_t same[MT_EV_KIND_COUNT];
+	int64_t env_block[MT_EV_KIND_COUNT] = { 0 };
 	struct proc_counts pe[MAX_TREE_PROCS], pa[MAX_TREE_PROCS];
 	struct ebpf_trace e, a;
 	size_t ne, na, by_interposer = 0, by_uprobes = 0, unmatched = 0;
@@ -598,6 +655,7 @@ START_TEST(test_tree_chromium)
 	na = per_process(&a, pa);
 	print_procs("chromium", "ebpf", pe, ne);
 	print_procs("chromium", "auto", pa, na);
+	env_block[MT_EV_MALLOC] = 1;
 	for (size_t i = 0; i < na; i++) {
 		uint32_t who = ebpf_trace_recorder(&a, pa[i].pid);
 		size_t j;
@@ -610,10 +668,20 @@ START_TEST(test_tree_chromium)
 			continue;
 		}
 		by_interposer++;
+		/* the same counts first, else the one block more */
 		for (j = 1; j < ne; j++) {
 			if (!pe[j].matched &&
 			    counts_differ_by(&pa[i], &pe[j], same)) {
 				break;
+			}
+		}
+		if (j == ne) {
+			for (j = 1; j < ne; j++) {
+				if (!pe[j].matched &&
+				    counts_differ_by(&pa[i], &pe[j],
+						     env_block)) {
+					break;
+				}
 			}
 		}
 		ck_assert_msg(j < ne,
