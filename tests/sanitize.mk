@@ -31,6 +31,7 @@ $(MT_NOSAN_LIBS): LDFLAGS := $(filter-out -fsanitize=%,$(LDFLAGS))
 # (and the tests of static programs fail): ask the compiler itself.
 # (Targets through variables: automake would take a rule naming one of its
 # programs for a replacement of its own rule.)
-MT_STATIC_PROGS = tests/progs/alloc-static$(EXEEXT)
+MT_STATIC_PROGS = tests/progs/alloc-static$(EXEEXT) \
+	tests/progs/sample-mix-static$(EXEEXT)
 $(MT_STATIC_PROGS): LDFLAGS := $(filter-out -fsanitize=%,$(LDFLAGS)) \
 	-Xcompiler -static
