@@ -504,6 +504,8 @@ void ebpf_resume_throttled(struct ebpf_state *st);
 /* ring.c: the rings' positions, their callbacks and reads. The read
  * functions return a negative errno after logging it. */
 int ebpf_map_ring_positions(struct ebpf_state *st);
+/* after the rings are mapped: no fork of memtrack copies them */
+void ebpf_rings_dontfork(struct ebpf_state *st);
 uint64_t ebpf_ring_unread(struct ebpf_state *st);
 uint64_t ebpf_stack_ring_unread(struct ebpf_state *st);
 /* Both rings below their low watermarks: held producers may go on (any

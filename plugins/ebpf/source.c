@@ -342,6 +342,7 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 			goto ring_error;
 		}
 	}
+	ebpf_rings_dontfork(st);
 	st->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (st->epfd < 0) {
 		err = -errno;

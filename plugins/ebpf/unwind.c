@@ -1066,6 +1066,9 @@ int ebpf_unw_init(struct ebpf_state *st)
 			 strerror(-err));
 		return err;
 	}
+	/* its pages are mapped one by one, as the rings' (ring.c):
+	 * copied entry by entry into every fork; no child reads it */
+	madvise(p, len, MADV_DONTFORK);
 	st->unw_rows = p;
 	st->unw_map_len = len;
 	return 0;
