@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "parse-size.h"
+#include "sample-draw.h"
 
 int mt_parse_size(const char *s, size_t *out)
 {
@@ -43,5 +44,30 @@ int mt_parse_size(const char *s, size_t *out)
 		return -EINVAL;
 	}
 	*out = (size_t)(v << shift);
+	return 0;
+}
+
+int mt_parse_sample_bytes(const char *s, uint64_t *out)
+{
+	size_t v;
+
+	if (mt_parse_size(s, &v) || !v || v > MT_SAMPLE_MEAN_MAX) {
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int mt_parse_seed(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || s[0] == '-') {
+		return -EINVAL;
+	}
+	*out = v;
 	return 0;
 }

@@ -58,4 +58,32 @@ static inline int64_t mt_sample_draw(uint64_t *rng, uint64_t mean)
 	return (int64_t)d + 1;
 }
 
+/*
+ * A sampled recording says so before its first event, in an "MTKR"
+ * payload (little-endian): "MTKR", u32 version (1), u32 records (1), u32
+ * FNV-1a-32 of the records, then u64 mean bytes between samples, u64
+ * seed, u32 flags (bit 0: the seed was given), u32 0. The report
+ * estimates from it (report/report.c); the reference reader skips it.
+ * Both sources that sample write it, the same bytes for the same run.
+ */
+#define MT_SAMPLE_PAYLOAD_LEN 40
+
+static inline void mt_sample_payload(unsigned char p[MT_SAMPLE_PAYLOAD_LEN],
+				     uint64_t mean, uint64_t seed, int seeded)
+{
+	uint32_t v = 1, h = 2166136261u, fl = seeded ? 1 : 0;
+
+	memset(p, 0, MT_SAMPLE_PAYLOAD_LEN);
+	memcpy(p, "MTKR", 4);
+	memcpy(p + 4, &v, 4);
+	memcpy(p + 8, &v, 4);
+	memcpy(p + 16, &mean, 8);
+	memcpy(p + 24, &seed, 8);
+	memcpy(p + 32, &fl, 4);
+	for (size_t i = 16; i < MT_SAMPLE_PAYLOAD_LEN; i++) {
+		h = (h ^ p[i]) * 16777619u;
+	}
+	memcpy(p + 12, &h, 4);
+}
+
 #endif /* MT_COMMON_SAMPLE_DRAW_H */

@@ -24,7 +24,6 @@
 #include "report.h"
 #include "run.h"
 #include "attach.h"
-#include "sample-draw.h"
 
 #define EXIT_USAGE 2
 
@@ -177,13 +176,10 @@ static int parse_count(const char *opt, const char *arg, unsigned long max,
  * here, once, though auto hands them to both its halves */
 static int check_sampling(const char *opt, const char *arg)
 {
-	unsigned long long seed;
-	size_t size;
-	char *end;
+	uint64_t v;
 
 	if (!strcmp(opt, "--sample-bytes")) {
-		if (mt_parse_size(arg, &size) || !size ||
-		    size > MT_SAMPLE_MEAN_MAX) {
+		if (mt_parse_sample_bytes(arg, &v)) {
 			fprintf(stderr,
 				"memtrack: --sample-bytes '%s': want a size from 1 to 1T (512K, 2M; see memtrack --help)\n",
 				arg);
@@ -191,10 +187,7 @@ static int check_sampling(const char *opt, const char *arg)
 		}
 		return 0;
 	}
-	errno = 0;
-	seed = strtoull(arg, &end, 0);
-	(void)seed;
-	if (errno || end == arg || *end || arg[0] == '-') {
+	if (mt_parse_seed(arg, &v)) {
 		fprintf(stderr,
 			"memtrack: --seed '%s': want a number from 0 to 2^64 - 1 (see memtrack --help)\n",
 			arg);

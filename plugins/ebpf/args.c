@@ -43,7 +43,6 @@
 #include <memtrack/plugin.h>
 
 #include "parse-size.h"
-#include "sample-draw.h"
 
 #include "memtrack.h"
 #include "ebpf.h"
@@ -144,31 +143,21 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 		} else if (!strcmp(tok, "handover")) {
 			st->handover = 1;
 		} else if (!strncmp(tok, "sample-bytes=", 13)) {
-			size_t v;
-
-			if (mt_parse_size(tok + 13, &v) || !v ||
-			    v > MT_SAMPLE_MEAN_MAX) {
+			if (mt_parse_sample_bytes(tok + 13, &st->sample_bytes)) {
 				ebpf_log(st, MT_LOG_ERROR,
 					 "option --sample-bytes %s: a size from 1 to 1T expected (512K, 2M)",
 					 tok + 13);
 				err = -EINVAL;
 				break;
 			}
-			st->sample_bytes = v;
 		} else if (!strncmp(tok, "seed=", 5)) {
-			char *end;
-			unsigned long long v;
-
-			errno = 0;
-			v = strtoull(tok + 5, &end, 0);
-			if (errno || end == tok + 5 || *end || tok[5] == '-') {
+			if (mt_parse_seed(tok + 5, &st->sample_seed)) {
 				ebpf_log(st, MT_LOG_ERROR,
 					 "option --seed %s: a number from 0 to 2^64 - 1 expected",
 					 tok + 5);
 				err = -EINVAL;
 				break;
 			}
-			st->sample_seed = v;
 			st->sample_seeded = 1;
 		} else if (!strcmp(tok, "stacks")) {
 			if (!st->stack_depth) {

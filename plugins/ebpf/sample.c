@@ -50,6 +50,7 @@
 #include <memtrack/plugin.h>
 
 #include "ebpf.h"
+#include "array.h"
 #include "key-index.h"
 #include "sample-draw.h"
 
@@ -217,14 +218,14 @@ static struct smp_thread *thread_of(struct ebpf_sampler *s, int32_t tid)
 		return &s->threads[k];
 	}
 	if (s->nthreads == s->threads_cap) {
-		size_t cap = s->threads_cap ? s->threads_cap * 2 : 64;
-		struct smp_thread *p = realloc(s->threads, cap * sizeof(*p));
+		struct smp_thread *p = mt_array_grow(
+			s->threads, &s->threads_cap, s->nthreads + 1,
+			sizeof(*p));
 
 		if (!p) {
 			return NULL;
 		}
 		s->threads = p;
-		s->threads_cap = cap;
 	}
 	k = (uint32_t)s->nthreads;
 	if (mt_key_put(&s->tids, (uint64_t)(uint32_t)tid, 0, k)) {
@@ -431,14 +432,13 @@ static struct smp_wait *wait_get(struct ebpf_sampler *s, int32_t pid,
 		return NULL;
 	}
 	if (s->nwaits == s->waits_cap) {
-		size_t cap = s->waits_cap ? s->waits_cap * 2 : 64;
-		struct smp_wait *p = realloc(s->waits, cap * sizeof(*p));
+		struct smp_wait *p = mt_array_grow(s->waits, &s->waits_cap,
+						   s->nwaits + 1, sizeof(*p));
 
 		if (!p) {
 			return NULL;
 		}
 		s->waits = p;
-		s->waits_cap = cap;
 	}
 	k = (uint32_t)s->nwaits;
 	if (mt_key_put(&s->wait_of, (uint64_t)(uint32_t)pid, 0, k)) {
@@ -473,26 +473,24 @@ int ebpf_sample_event(struct ebpf_state *st, struct mt_emitter *em,
 	}
 	if (!w->n) {
 		if (s->nactive == s->active_cap) {
-			size_t cap = s->active_cap ? s->active_cap * 2 : 64;
-			uint32_t *p = realloc(s->active, cap * sizeof(*p));
+			uint32_t *p = mt_array_grow(s->active, &s->active_cap,
+						    s->nactive + 1, sizeof(*p));
 
 			if (!p) {
 				return -ENOMEM;
 			}
 			s->active = p;
-			s->active_cap = cap;
 		}
 		s->active[s->nactive++] = (uint32_t)(w - s->waits);
 	}
 	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 256;
-		struct mt_event *p = realloc(w->ev, cap * sizeof(*p));
+		struct mt_event *p = mt_array_grow(w->ev, &w->cap, w->n + 1,
+						   sizeof(*p));
 
 		if (!p) {
 			return -ENOMEM;
 		}
 		w->ev = p;
-		w->cap = cap;
 	}
 	w->ev[w->n++] = *ev;
 	if (ev->reserved[0] < w->oldest) {
@@ -529,15 +527,14 @@ void ebpf_sample_hello(struct ebpf_state *st, int32_t pid, uint64_t image,
 		s->late_hellos++;
 	}
 	if (s->nhellos == s->hellos_cap) {
-		size_t cap = s->hellos_cap ? s->hellos_cap * 2 : 64;
-		uint64_t *p = realloc(s->hello_ts, cap * sizeof(*p));
+		uint64_t *p = mt_array_grow(s->hello_ts, &s->hellos_cap,
+					    s->nhellos + 1, sizeof(*p));
 
 		if (!p) {
 			s->late_hellos++; /* not kept: its events are sampled */
 			return;
 		}
 		s->hello_ts = p;
-		s->hellos_cap = cap;
 	}
 	if (mt_key_put(&s->hellos, (uint64_t)(uint32_t)pid, image,
 		       (uint32_t)s->nhellos)) {
@@ -559,22 +556,13 @@ void ebpf_sample_hello(struct ebpf_state *st, int32_t pid, uint64_t image,
 int ebpf_sample_say(struct ebpf_state *st, struct mt_emitter *em)
 {
 	struct ebpf_sampler *s = st->smp;
-	unsigned char p[40] = { 'M', 'T', 'K', 'R' };
-	uint32_t v = 1, h = 2166136261u, fl = s->seeded ? 1 : 0;
+	unsigned char p[MT_SAMPLE_PAYLOAD_LEN];
 	int err;
 
 	if (s->said) {
 		return 0;
 	}
-	memcpy(p + 4, &v, 4);
-	memcpy(p + 8, &v, 4);
-	memcpy(p + 16, &s->mean, 8);
-	memcpy(p + 24, &s->seed, 8);
-	memcpy(p + 32, &fl, 4);
-	for (size_t i = 16; i < sizeof(p); i++) {
-		h = (h ^ p[i]) * 16777619u;
-	}
-	memcpy(p + 12, &h, 4);
+	mt_sample_payload(p, s->mean, s->seed, s->seeded);
 	err = em->meta ? em->meta(em, p, sizeof(p)) : -ENOTSUP;
 	if (err < 0) {
 		ebpf_log(st, MT_LOG_ERROR,

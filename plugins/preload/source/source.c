@@ -65,6 +65,7 @@
 #include "preload-path.h"
 #include "proc-path.h"
 #include "ring-read.h"
+#include "sample-draw.h"
 #include "shm.h"
 #include "syscalls.h"
 #include "tsc.h"
@@ -165,30 +166,21 @@ static int parse_stacks(struct preload_state *st, const char *tok)
 /* sample-bytes=SIZE (1 to 1T), seed=N */
 static int parse_sampling(struct preload_state *st, const char *tok)
 {
-	unsigned long long v;
-	size_t size;
-	char *end;
-
 	if (!strncmp(tok, "sample-bytes=", 13)) {
-		if (mt_parse_size(tok + 13, &size) || size < 1 ||
-		    size > (1ull << 40)) {
+		if (mt_parse_sample_bytes(tok + 13, &st->sample_bytes)) {
 			plog(st, MT_LOG_ERROR,
 			     "option --sample-bytes %s: a size from 1 to 1T expected (512K, 2M)",
 			     tok + 13);
 			return -EINVAL;
 		}
-		st->sample_bytes = size;
 		return 0;
 	}
-	errno = 0;
-	v = strtoull(tok + 5, &end, 0);
-	if (errno || end == tok + 5 || *end || tok[5] == '-') {
+	if (mt_parse_seed(tok + 5, &st->sample_seed)) {
 		plog(st, MT_LOG_ERROR,
 		     "option --seed %s: a number from 0 to 2^64 - 1 expected",
 		     tok + 5);
 		return -EINVAL;
 	}
-	st->sample_seed = v;
 	st->seeded = 1;
 	return 0;
 }
@@ -844,32 +836,17 @@ static int read_events(struct preload_state *st, struct mt_emitter *em,
 	return (int)n;
 }
 
-/*
- * A sampled recording says so before its first event, in an "MTKR"
- * payload (little-endian): "MTKR", u32 version (1), u32 records (1), u32
- * FNV-1a-32 of the records, then u64 mean bytes between samples, u64
- * seed, u32 flags (bit 0: the seed was given), u32 0. The report
- * estimates from it (report/report.c); the reference reader skips it.
- */
+/* A sampled recording says so before its first event (MTKR,
+ * common/sample-draw.h). */
 static int say_sampled(struct preload_state *st, struct mt_emitter *em)
 {
-	unsigned char p[40] = { 'M', 'T', 'K', 'R' };
-	uint32_t v = 1, h = 2166136261u, fl = st->seeded ? 1 : 0;
-	size_t i;
+	unsigned char p[MT_SAMPLE_PAYLOAD_LEN];
 	int err;
 
 	if (!st->sample_bytes || st->sample_said) {
 		return 0;
 	}
-	memcpy(p + 4, &v, 4);
-	memcpy(p + 8, &v, 4);
-	memcpy(p + 16, &st->sample_bytes, 8);
-	memcpy(p + 24, &st->sample_seed, 8);
-	memcpy(p + 32, &fl, 4);
-	for (i = 16; i < sizeof(p); i++) {
-		h = (h ^ p[i]) * 16777619u;
-	}
-	memcpy(p + 12, &h, 4);
+	mt_sample_payload(p, st->sample_bytes, st->sample_seed, st->seeded);
 	err = em->meta ? em->meta(em, p, sizeof(p)) : -ENOTSUP;
 	if (err < 0) {
 		plog(st, MT_LOG_ERROR,
