@@ -265,41 +265,31 @@ END_TEST
  * preload for a user without the privileges, which says why. */
 START_TEST(test_default)
 {
-	char cmd[8192], *out = NULL, *err = NULL;
+	static const struct {
+		const char *pre, *opts, *want;
+	} runs[] = {
+		{ "", "", "processes recorded: 1 by the interposer, 0 by uprobes" },
+		{ "setpriv --reuid 65534 --regid 65534 --clear-groups ", "",
+		  "source preload: eBPF cannot trace here (needs root" },
+		{ "", "--stacks ",
+		  "processes recorded: 1 by the interposer, 0 by uprobes" },
+		{ "", "--sample-bytes 64K ",
+		  "processes recorded: 1 by the interposer, 0 by uprobes" },
+	};
 	const char *mt = getenv("MT_BUILDDIR");
 
-	snprintf(cmd, sizeof(cmd),
-		 "%s/memtrack -v --sink file:/dev/null -- %s",
-		 mt ? mt : ".", ebpf_prog("alloc-basic"));
-	ck_assert_int_eq(ebpf_run_shell(cmd, &out, &err), 0);
-	ck_assert_msg(strstr(err, "processes recorded: 1 by the interposer, 0 by uprobes"),
-		      "%s", err);
-	free(out);
-	free(err);
-	snprintf(cmd, sizeof(cmd),
-		 "setpriv --reuid 65534 --regid 65534 --clear-groups %s/memtrack -v --sink file:/dev/null -- %s",
-		 mt ? mt : ".", ebpf_prog("alloc-basic"));
-	ck_assert_int_eq(ebpf_run_shell(cmd, &out, &err), 0);
-	ck_assert_msg(strstr(err, "source preload: eBPF cannot trace here (needs root"),
-		      "%s", err);
-	free(out);
-	free(err);
-	snprintf(cmd, sizeof(cmd),
-		 "%s/memtrack -v --stacks --sink file:/dev/null -- %s",
-		 mt ? mt : ".", ebpf_prog("alloc-basic"));
-	ck_assert_int_eq(ebpf_run_shell(cmd, &out, &err), 0);
-	ck_assert_msg(strstr(err, "processes recorded: 1 by the interposer, 0 by uprobes"),
-		      "%s", err);
-	free(out);
-	free(err);
-	snprintf(cmd, sizeof(cmd),
-		 "%s/memtrack -v --sample-bytes 64K --sink file:/dev/null -- %s",
-		 mt ? mt : ".", ebpf_prog("alloc-basic"));
-	ck_assert_int_eq(ebpf_run_shell(cmd, &out, &err), 0);
-	ck_assert_msg(strstr(err, "processes recorded: 1 by the interposer, 0 by uprobes"),
-		      "%s", err);
-	free(out);
-	free(err);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		char cmd[8192], *out = NULL, *err = NULL;
+
+		snprintf(cmd, sizeof(cmd),
+			 "%s%s/memtrack -v %s--sink file:/dev/null -- %s",
+			 runs[i].pre, mt ? mt : ".", runs[i].opts,
+			 ebpf_prog("alloc-basic"));
+		ck_assert_int_eq(ebpf_run_shell(cmd, &out, &err), 0);
+		ck_assert_msg(strstr(err, runs[i].want), "%s: %s", cmd, err);
+		free(out);
+		free(err);
+	}
 }
 END_TEST
 
