@@ -458,7 +458,8 @@ static int buf_room(struct auto_state *a, size_t n)
 /*
  * The preload source's events of one read, up to max: those stamped
  * before t go on, from the first one that is not on they wait (in order)
- * for the next read. Returns how many went, or -errno.
+ * for the next read. Returns how many went, or -errno; *more: the source
+ * gave as many as it was asked for.
  *
  * With nothing held, the source writes into the host's batch itself: its
  * emitter is the batch's free room, cut to max (and one more, as buf),
@@ -467,7 +468,7 @@ static int buf_room(struct auto_state *a, size_t n)
  * once it sends metadata (pem_meta), into buf first.
  */
 static int read_preload(struct auto_state *a, struct mt_emitter *em,
-			uint64_t t, size_t max)
+			uint64_t t, size_t max, int *more)
 {
 	struct mt_event *zc;
 	uint32_t f = 0;
@@ -499,6 +500,8 @@ static int read_preload(struct auto_state *a, struct mt_emitter *em,
 	if (n < 0) {
 		return n;
 	}
+	/* as many as asked for: its ring may hold more */
+	*more = (size_t)n == max;
 	if (zc) {
 		n = (int)(a->pem.em.cur - zc);
 		for (i = 0; i < (size_t)n && zc[i].timestamp < t; i++) {
@@ -529,38 +532,56 @@ static int read_preload(struct auto_state *a, struct mt_emitter *em,
 	return (int)went;
 }
 
+/*
+ * Rounds of the top's order (a time, the eBPF ring to its end, the
+ * preload source's events stamped before the time) until max events went
+ * or the preload source's ring was read to its end. One round is not
+ * enough: a producer that never stops writes events stamped after the
+ * time while they are read, and those wait for the next round. Returning
+ * fewer than max then would tell the host that all was read, and it would
+ * sleep until a producer found the ring full and woke it (the preload
+ * source sleeps only when its ring was read to its end): 1M malloc/free
+ * pairs waited for room 40-100 times (~75 ms) under auto, ~20 (~25 ms)
+ * under preload.
+ */
 static int auto_read(void *state, struct mt_emitter *em, size_t max,
 		     uint32_t *flags)
 {
 	struct auto_state *a = state;
-	uint64_t t = now_ns();
 	size_t got = 0;
-	int n, empty;
 
 	(void)flags; /* neither ends before the tree has */
-	n = put_held(a, em, t, max);
-	if (n < 0) {
-		return n;
+	while (got < max) {
+		uint64_t t = now_ns();
+		int n, empty, more = 0;
+
+		n = put_held(a, em, t, max - got);
+		if (n < 0) {
+			return n;
+		}
+		got += (size_t)n;
+		if (got == max) {
+			break;
+		}
+		n = read_bpf(a, em, max - got, &empty);
+		if (n < 0) {
+			return n;
+		}
+		got += (size_t)n;
+		if (!empty || got == max) {
+			/* the preload source's turn comes when the eBPF ring
+			 * has been read to its end after a time was taken */
+			break;
+		}
+		n = read_preload(a, em, t, max - got, &more);
+		if (n < 0) {
+			return n;
+		}
+		got += (size_t)n;
+		if (!more) {
+			break; /* its ring was read to its end */
+		}
 	}
-	got += (size_t)n;
-	if (got == max) {
-		return (int)got;
-	}
-	n = read_bpf(a, em, max - got, &empty);
-	if (n < 0) {
-		return n;
-	}
-	got += (size_t)n;
-	if (!empty || got == max) {
-		/* the preload source's turn comes when the eBPF ring has
-		 * been read to its end after a time was taken */
-		return (int)got;
-	}
-	n = read_preload(a, em, t, max - got);
-	if (n < 0) {
-		return n;
-	}
-	got += (size_t)n;
 	return (int)got;
 }
 
