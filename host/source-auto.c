@@ -75,7 +75,20 @@ struct auto_state {
 	struct mt_event *held; /* stamped after the last read began */
 	size_t nheld, held_cap;
 	uint64_t held_total; /* events held once, for -v */
+	size_t held_peak;    /* the most held at once, for -v */
+	uint64_t future;     /* stamped after FUTURE_NS (goes_on()) */
 };
+
+/*
+ * An event written while a read ran is stamped a little after the read's
+ * time (a read takes ~0.1 ms), never 100 ms after: one stamped later than
+ * that was not written then, its time is wrong (a stray write into a
+ * process's ring, a forged slot). Held, it would hold back every event
+ * after it until the end of the recording, all in memtrack's memory; it
+ * goes on at once instead, counted and said. So a wrong time holds back
+ * 100 ms of events at most.
+ */
+#define FUTURE_NS 100000000ull
 
 static int pem_flush(struct mt_emitter *em);
 static int pem_meta(struct mt_emitter *em, const void *data, size_t len);
@@ -159,6 +172,14 @@ static void auto_destroy(void *state)
 
 	if (!a) {
 		return;
+	}
+	if (a->future) {
+		mt_warn("source 'auto': %llu events stamped over 100 ms after the read that found them (a process's ring written over?): recorded out of order",
+			(unsigned long long)a->future);
+	}
+	if (a->held_total) {
+		mt_info("source 'auto': %llu events held for the next read, at most %zu at once",
+			(unsigned long long)a->held_total, a->held_peak);
 	}
 	/* the eBPF source first: it resumes what it holds and leaves its
 	 * exec gate to its watchdog */
@@ -387,6 +408,21 @@ static int put(struct mt_emitter *em, const struct mt_event *ev)
 	return 0;
 }
 
+/* Whether an event found by the read of time t goes on now (else it is
+ * held for the next read); all go on at drain (t = UINT64_MAX), a time
+ * of UINT64_MAX too. */
+static int goes_on(struct auto_state *a, uint64_t ts, uint64_t t)
+{
+	if (ts < t || t == UINT64_MAX) {
+		return 1;
+	}
+	if (ts - t > FUTURE_NS) {
+		a->future++;
+		return 1;
+	}
+	return 0;
+}
+
 static int hold(struct auto_state *a, const struct mt_event *ev)
 {
 	if (a->nheld == a->held_cap) {
@@ -401,6 +437,9 @@ static int hold(struct auto_state *a, const struct mt_event *ev)
 	}
 	a->held[a->nheld++] = *ev;
 	a->held_total++;
+	if (a->nheld > a->held_peak) {
+		a->held_peak = a->nheld;
+	}
 	return 0;
 }
 
@@ -411,7 +450,8 @@ static int put_held(struct auto_state *a, struct mt_emitter *em, uint64_t t,
 {
 	size_t i;
 
-	for (i = 0; i < a->nheld && i < max && a->held[i].timestamp < t;
+	for (i = 0; i < a->nheld && i < max &&
+		    goes_on(a, a->held[i].timestamp, t);
 	     i++) {
 		if (put(em, &a->held[i])) {
 			return -EPIPE;
@@ -504,7 +544,8 @@ static int read_preload(struct auto_state *a, struct mt_emitter *em,
 	*more = (size_t)n == max;
 	if (zc) {
 		n = (int)(a->pem.em.cur - zc);
-		for (i = 0; i < (size_t)n && zc[i].timestamp < t; i++) {
+		for (i = 0; i < (size_t)n && goes_on(a, zc[i].timestamp, t);
+		     i++) {
 		}
 		em->cur = zc + i; /* what is held below is overwritten */
 		went = i;
@@ -519,7 +560,7 @@ static int read_preload(struct auto_state *a, struct mt_emitter *em,
 	for (i = 0; i < (size_t)n; i++) {
 		int err;
 
-		if (!a->nheld && a->buf[i].timestamp < t) {
+		if (!a->nheld && goes_on(a, a->buf[i].timestamp, t)) {
 			err = put(em, &a->buf[i]);
 			went++;
 		} else {

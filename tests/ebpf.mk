@@ -260,3 +260,10 @@ if ENABLE_EBPF
 TESTS += tests/test-auto-sample.sh
 endif
 dist_noinst_SCRIPTS += tests/test-auto-sample.sh
+
+# tests/test-auto-harm.sh: what a traced program's ring may do to auto's
+# order (host/source-auto.c): an event stamped an hour ahead
+if ENABLE_EBPF
+TESTS += tests/test-auto-harm.sh
+endif
+dist_noinst_SCRIPTS += tests/test-auto-harm.sh

@@ -19,6 +19,11 @@
  *   ring-harm vandal SECONDS    writes random words at random places of
  *                               the whole mapping, header included, one
  *                               every 50 us, for SECONDS (no pairs)
+ *   ring-harm future N          commits, with the ring's own protocol, a
+ *                               Malloc of HARM_SIZE + 1 bytes stamped an
+ *                               hour ahead (CLOCK_MONOTONIC: memtrack's
+ *                               clock=monotonic), between two halves of
+ *                               the pairs
  * The mapping is found as the interposer finds it: MEMTRACK_PRELOAD_SHM.
  */
 #include <errno.h>
@@ -32,6 +37,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "shm.h"
 
@@ -203,6 +209,48 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* One Malloc committed as a producer commits it, its time an hour on. */
+static int future(long n)
+{
+	size_t size;
+	struct pl_shm *shm = map_shm(&size);
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+
+	pairs(n / 2);
+	for (;;) {
+		uint64_t h = __atomic_load_n(&shm->head, __ATOMIC_ACQUIRE);
+		struct mt_event *slot = slot_at(shm, h);
+		uint32_t lap = (uint32_t)(h >> shm->shift);
+		uint64_t w = pl_word(lap, PL_FREE, 0);
+
+		if (!__atomic_compare_exchange_n(&slot->reserved[0], &w,
+						 pl_word(lap, PL_CLAIMED, tid), 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED)) {
+			continue;
+		}
+		__atomic_compare_exchange_n(&shm->head, &h, h + 1, 0,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		slot->timestamp = now_ns() + 3600ull * 1000000000u;
+		slot->addr = 0x10000;
+		slot->size = HARM_SIZE + 1;
+		slot->old_addr = 0;
+		slot->pid = getpid();
+		slot->tid = (int32_t)tid;
+		slot->kind = MT_EV_MALLOC;
+		slot->flags = 0;
+		slot->reserved0 = 0;
+		slot->stack_id = 0;
+		slot->reserved[1] = 0;
+		__atomic_store_n(&slot->reserved[0],
+				 pl_word(lap, PL_COMMITTED, tid),
+				 __ATOMIC_RELEASE);
+		break;
+	}
+	pairs(n - n / 2);
+	return 0;
+}
+
 static int vandal(long seconds)
 {
 	size_t size, words, hits = 0;
@@ -253,6 +301,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "vandal")) {
 		return vandal(n);
+	}
+	if (!strcmp(argv[1], "future")) {
+		return future(n);
 	}
 	fprintf(stderr, "ring-harm: unknown mode %s\n", argv[1]);
 	return 2;
