@@ -71,3 +71,17 @@ int mt_parse_seed(const char *s, uint64_t *out)
 	*out = v;
 	return 0;
 }
+
+int mt_parse_stack_depth(const char *s, unsigned int *out)
+{
+	long v;
+	char *end;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > MT_STACK_DEPTH_MAX) {
+		return -EINVAL;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}

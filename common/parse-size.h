@@ -24,4 +24,9 @@ int mt_parse_sample_bytes(const char *s, uint64_t *out);
  * not negative. 0 or -EINVAL. */
 int mt_parse_seed(const char *s, uint64_t *out);
 
+/* --stack-depth (stack-depth=): frames per stack, 1 to
+ * MT_STACK_DEPTH_MAX, decimal. 0 or -EINVAL. */
+#define MT_STACK_DEPTH_MAX 127
+int mt_parse_stack_depth(const char *s, unsigned int *out);
+
 #endif /* MT_COMMON_PARSE_SIZE_H */

@@ -46,6 +46,7 @@
 #include <memtrack/plugin.h>
 
 #include "log.h"
+#include "parse-size.h"
 #include "plugin.h"
 #include "source-auto.h"
 
@@ -123,6 +124,36 @@ static int route(const char *tok)
 	return 0;
 }
 
+/*
+ * An arg both halves take, checked once here: a bad one would otherwise
+ * be refused by each, in the same words twice. The checks are the
+ * halves' own (common/parse-size.c). 0, or -EINVAL said.
+ */
+static int check_shared(const char *tok)
+{
+	unsigned int depth;
+	uint64_t v;
+
+	if (!strncmp(tok, "stack-depth=", 12) &&
+	    mt_parse_stack_depth(tok + 12, &depth)) {
+		mt_err("source 'auto': option %s: a number of frames from 1 to %d expected",
+		       tok, MT_STACK_DEPTH_MAX);
+		return -EINVAL;
+	}
+	if (!strncmp(tok, "sample-bytes=", 13) &&
+	    mt_parse_sample_bytes(tok + 13, &v)) {
+		mt_err("source 'auto': option --sample-bytes %s: a size from 1 to 1T expected (512K, 2M)",
+		       tok + 13);
+		return -EINVAL;
+	}
+	if (!strncmp(tok, "seed=", 5) && mt_parse_seed(tok + 5, &v)) {
+		mt_err("source 'auto': option --seed %s: a number from 0 to 2^64 - 1 expected",
+		       tok + 5);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* "handover" and the args of args that go to source i. */
 static int split_args(const char *args, char *out[NSRC])
 {
@@ -147,6 +178,12 @@ static int split_args(const char *args, char *out[NSRC])
 			       tok);
 			err = -EINVAL;
 			break;
+		}
+		if (to == (1 << PRE | 1 << BPF)) {
+			err = check_shared(tok);
+			if (err) {
+				break;
+			}
 		}
 		for (int i = 0; i < NSRC && !err; i++) {
 			char *more;

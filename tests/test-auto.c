@@ -293,12 +293,46 @@ START_TEST(test_default)
 }
 END_TEST
 
+/* How many times s holds what. */
+static int occurrences(const char *s, const char *what)
+{
+	int n = 0;
+
+	while ((s = strstr(s, what))) {
+		n++;
+		s += strlen(what);
+	}
+	return n;
+}
+
 START_TEST(test_bad_option)
 {
+	/* an arg both halves take: refused once, by auto, before either
+	 * half is made */
+	static const struct {
+		const char *arg, *said;
+	} shared[] = {
+		{ "stack-depth=999", "option stack-depth=999: a number of frames from 1 to 127 expected" },
+		{ "sample-bytes=0", "option --sample-bytes 0: a size from 1 to 1T expected" },
+		{ "seed=-1", "option --seed -1: a number from 0 to 2^64 - 1 expected" },
+	};
+	const char *mt = getenv("MT_BUILDDIR");
+
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		char cmd[4096], *out = NULL, *err = NULL;
+
+		snprintf(cmd, sizeof(cmd),
+			 "%s/memtrack --source auto:%s --sink file:/dev/null -- /bin/true",
+			 mt ? mt : ".", shared[i].arg);
+		ck_assert_int_ne(ebpf_run_shell(cmd, &out, &err), 0);
+		ck_assert_msg(occurrences(err, shared[i].said) == 1,
+			      "%s: said %d times: %s", cmd,
+			      occurrences(err, shared[i].said), err);
+		free(out);
+		free(err);
+	}
 	ck_assert(ebpf_memtrack_refuses("--source auto:bogus=1",
 					"unknown option 'bogus=1'"));
-	ck_assert(ebpf_memtrack_refuses("--source auto:sample-bytes=0",
-					"option --sample-bytes 0: a size from 1 to 1T expected"));
 	/* the eBPF source alone: every call traps, sampled or not */
 	ck_assert(ebpf_memtrack_refuses("--source ebpf:sample-bytes=1M",
 					"sample-bytes= and seed= are for --source auto"));

@@ -47,6 +47,9 @@
 #include "memtrack.h"
 #include "ebpf.h"
 
+_Static_assert(MT_STACK_MAX == MT_STACK_DEPTH_MAX,
+	       "BPF's stack buffers hold the deepest stack memtrack takes");
+
 #define DEFAULT_RING_SIZE (16u << 20)
 #define MIN_RING_SIZE (256u << 10)
 #define DEFAULT_STACK_DEPTH 64
@@ -164,20 +167,16 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 				st->stack_depth = DEFAULT_STACK_DEPTH;
 			}
 		} else if (!strncmp(tok, "stack-depth=", 12)) {
-			char *end;
-			long v;
+			unsigned int v;
 
-			errno = 0;
-			v = strtol(tok + 12, &end, 10);
-			if (errno || end == tok + 12 || *end || v < 1 ||
-			    v > MT_STACK_MAX) {
+			if (mt_parse_stack_depth(tok + 12, &v)) {
 				ebpf_log(st, MT_LOG_ERROR,
 					 "option stack-depth=%s: a number of frames from 1 to %d expected",
-					 tok + 12, MT_STACK_MAX);
+					 tok + 12, MT_STACK_DEPTH_MAX);
 				err = -EINVAL;
 				break;
 			}
-			st->stack_depth = (unsigned int)v;
+			st->stack_depth = v;
 		} else if (!strncmp(tok, "stack-table-size=", 17)) {
 			size_t v;
 

@@ -142,8 +142,7 @@ struct preload_state {
 /* stacks; stack-depth=N (1..127) implies it */
 static int parse_stacks(struct preload_state *st, const char *tok)
 {
-	unsigned long v;
-	char *end;
+	unsigned int v;
 
 	if (!strcmp(tok, "stacks")) {
 		if (!st->stack_depth) {
@@ -151,15 +150,13 @@ static int parse_stacks(struct preload_state *st, const char *tok)
 		}
 		return 0;
 	}
-	errno = 0;
-	v = strtoul(tok + 12, &end, 10);
-	if (errno || end == tok + 12 || *end || v < 1 || v > 127) {
+	if (mt_parse_stack_depth(tok + 12, &v)) {
 		plog(st, MT_LOG_ERROR,
-		     "option %s: a number of frames from 1 to 127 expected",
-		     tok);
+		     "option %s: a number of frames from 1 to %d expected",
+		     tok, MT_STACK_DEPTH_MAX);
 		return -EINVAL;
 	}
-	st->stack_depth = (uint32_t)v;
+	st->stack_depth = v;
 	return 0;
 }
 
