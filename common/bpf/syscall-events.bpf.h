@@ -31,6 +31,28 @@
 
 #include "syscall-call.bpf.h"
 
+/*
+ * The records of the syscalls:sys_enter_* and sys_exit_* tracepoints, as
+ * their format files give them (the common fields, the call's number,
+ * then its args or its result): an ABI of the kernel's, read without
+ * CO-RE. vmlinux.h's trace_event_raw_sys_enter/exit would relocate each
+ * access, and the kernel relocates the preload source's light skeleton
+ * itself, looking each structure's name up in a cache of 31 slots that
+ * colliding names empty for each other: every miss scans the kernel's
+ * 125,000 types (~0.5 ms).
+ */
+struct mt_tp_sys_enter {
+	u64 common;
+	long nr;
+	unsigned long args[6];
+};
+
+struct mt_tp_sys_exit {
+	u64 common;
+	long nr;
+	long ret;
+};
+
 static __always_inline void mt_sys_enter(u32 nr, u64 a0, u64 a1, u64 a2,
 					u64 a3)
 {
@@ -70,7 +92,7 @@ static __always_inline int mt_sys_failed(long ret)
 }
 
 SEC("tp/syscalls/sys_enter_mmap")
-int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
+int on_mmap_enter(struct mt_tp_sys_enter *ctx)
 {
 	/* len, prot, flags, fd */
 	mt_sys_enter(MT_SYS_MMAP, ctx->args[1], ctx->args[2], ctx->args[3],
@@ -79,7 +101,7 @@ int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 }
 
 SEC("tp/syscalls/sys_exit_mmap")
-int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+int on_mmap_exit(struct mt_tp_sys_exit *ctx)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	struct mt_sys_call *c;
@@ -103,14 +125,14 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 }
 
 SEC("tp/syscalls/sys_enter_munmap")
-int on_munmap_enter(struct trace_event_raw_sys_enter *ctx)
+int on_munmap_enter(struct mt_tp_sys_enter *ctx)
 {
 	mt_sys_enter(MT_SYS_MUNMAP, ctx->args[0], ctx->args[1], 0, 0);
 	return 0;
 }
 
 SEC("tp/syscalls/sys_exit_munmap")
-int on_munmap_exit(struct trace_event_raw_sys_exit *ctx)
+int on_munmap_exit(struct mt_tp_sys_exit *ctx)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	struct mt_sys_call *c;
@@ -126,7 +148,7 @@ int on_munmap_exit(struct trace_event_raw_sys_exit *ctx)
 }
 
 SEC("tp/syscalls/sys_enter_mremap")
-int on_mremap_enter(struct trace_event_raw_sys_enter *ctx)
+int on_mremap_enter(struct mt_tp_sys_enter *ctx)
 {
 	/* old_addr, old_len, new_len */
 	mt_sys_enter(MT_SYS_MREMAP, ctx->args[0], ctx->args[1], ctx->args[2],
@@ -135,7 +157,7 @@ int on_mremap_enter(struct trace_event_raw_sys_enter *ctx)
 }
 
 SEC("tp/syscalls/sys_exit_mremap")
-int on_mremap_exit(struct trace_event_raw_sys_exit *ctx)
+int on_mremap_exit(struct mt_tp_sys_exit *ctx)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	struct mt_sys_call *c;
@@ -152,7 +174,7 @@ int on_mremap_exit(struct trace_event_raw_sys_exit *ctx)
 }
 
 SEC("tp/syscalls/sys_enter_brk")
-int on_brk_enter(struct trace_event_raw_sys_enter *ctx)
+int on_brk_enter(struct mt_tp_sys_enter *ctx)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 
@@ -163,7 +185,7 @@ int on_brk_enter(struct trace_event_raw_sys_enter *ctx)
 }
 
 SEC("tp/syscalls/sys_exit_brk")
-int on_brk_exit(struct trace_event_raw_sys_exit *ctx)
+int on_brk_exit(struct mt_tp_sys_exit *ctx)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	struct mt_sys_call *c;

@@ -129,6 +129,13 @@ struct {
 	__type(value, u32);
 } nsids SEC(".maps");
 
+/* struct bpf_pidns_info (uapi), without vmlinux.h's CO-RE relocation of
+ * each read (see common/bpf/syscall-events.bpf.h: mt_tp_sys_enter) */
+struct mt_pidns_info {
+	u32 pid;
+	u32 tgid;
+};
+
 #define MAX_PIDNS_LEVEL 32
 
 static __always_inline void note_nsid(struct task_struct *child)
@@ -233,10 +240,10 @@ static __always_inline void sys_emit(u64 id, u32 kind, u64 addr, u64 size)
 	e->pid = id >> 32;
 	e->tid = (u32)id;
 	if (pidns_ino) {
-		struct bpf_pidns_info ns;
+		struct mt_pidns_info ns;
 
-		if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns,
-						 sizeof(ns))) {
+		if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino,
+						 (void *)&ns, sizeof(ns))) {
 			e->pid = ns.tgid;
 			e->tid = ns.pid;
 		}
@@ -397,13 +404,13 @@ int BPF_PROG(on_exec, struct task_struct *task)
 	u32 tgid = id >> 32;
 
 	if (root_ns_pid && pidns_ino) {
-		struct bpf_pidns_info ns;
+		struct mt_pidns_info ns;
 		u32 one = 1;
 
 		/* container: the root is known by its pid in our namespace
 		 * (as the eBPF source does) */
-		if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns,
-						 sizeof(ns)) &&
+		if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino,
+						 (void *)&ns, sizeof(ns)) &&
 		    ns.tgid == root_ns_pid) {
 			if (bpf_map_update_elem(&tracked, &tgid, &one,
 						BPF_ANY)) {
