@@ -534,7 +534,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_STACK_DEPTH:
-			if (parse_count("--stack-depth", optarg, MT_STACK_DEPTH_MAX, &v) < 0 ||
+			if (parse_count("--stack-depth", optarg,
+					MT_STACK_DEPTH_MAX, &v) < 0 ||
 			    set_source_opt(&o, MT_SOPT_STACK_DEPTH, optarg)) {
 				return EXIT_USAGE;
 			}

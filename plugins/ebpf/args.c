@@ -146,7 +146,8 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 		} else if (!strcmp(tok, "handover")) {
 			st->handover = 1;
 		} else if (!strncmp(tok, "sample-bytes=", 13)) {
-			if (mt_parse_sample_bytes(tok + 13, &st->sample_bytes)) {
+			if (mt_parse_sample_bytes(tok + 13,
+						  &st->sample_bytes)) {
 				ebpf_log(st, MT_LOG_ERROR,
 					 "option --sample-bytes %s: a size from 1 to 1T expected (512K, 2M)",
 					 tok + 13);

@@ -73,9 +73,11 @@ void ebpf_rings_dontfork(struct ebpf_state *st)
 		char perms[8];
 		int name = 0;
 
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %llx %*s %*s %n",
+		if (sscanf(line,
+			   "%" SCNxPTR "-%" SCNxPTR " %7s %llx %*s %*s %n",
 			   &lo, &hi, perms, &off, &name) < 4 || !name ||
-		    strcmp(perms, "r--s") || off != (unsigned long long)st->page_size ||
+		    strcmp(perms, "r--s") ||
+		    off != (unsigned long long)st->page_size ||
 		    strncmp(line + name, "anon_inode:bpf-map", 18)) {
 			continue;
 		}
