@@ -168,35 +168,50 @@ static int stray(long n)
 	return 0;
 }
 
-/* One slot committed as a producer commits it, of kind 0x77. */
-static int forge(long n)
+/* The slot at head, claimed for thread tid and head moved past it, as a
+ * producer claims one: commit() it once written. */
+static struct mt_event *claim(struct pl_shm *shm, uint32_t tid,
+			      uint32_t *lap)
 {
-	size_t size;
-	struct pl_shm *shm = map_shm(&size);
-
-	pairs(n / 2);
 	for (;;) {
 		uint64_t h = __atomic_load_n(&shm->head, __ATOMIC_ACQUIRE);
 		struct mt_event *slot = slot_at(shm, h);
-		uint32_t lap = (uint32_t)(h >> shm->shift);
-		uint64_t w = pl_word(lap, PL_FREE, 0);
+		uint64_t w;
 
+		*lap = (uint32_t)(h >> shm->shift);
+		w = pl_word(*lap, PL_FREE, 0);
 		if (!__atomic_compare_exchange_n(&slot->reserved[0], &w,
-						 pl_word(lap, PL_CLAIMED, 1), 0,
-						 __ATOMIC_ACQ_REL,
+						 pl_word(*lap, PL_CLAIMED, tid),
+						 0, __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED)) {
 			continue;
 		}
 		__atomic_compare_exchange_n(&shm->head, &h, h + 1, 0,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-		slot->kind = 0x77;
-		slot->size = 1;
-		slot->addr = 1;
-		__atomic_store_n(&slot->reserved[0],
-				 pl_word(lap, PL_COMMITTED, 1),
-				 __ATOMIC_RELEASE);
-		break;
+		return slot;
 	}
+}
+
+static void commit(struct mt_event *slot, uint32_t lap, uint32_t tid)
+{
+	__atomic_store_n(&slot->reserved[0], pl_word(lap, PL_COMMITTED, tid),
+			 __ATOMIC_RELEASE);
+}
+
+/* One slot committed as a producer commits it, of kind 0x77. */
+static int forge(long n)
+{
+	size_t size;
+	struct pl_shm *shm = map_shm(&size);
+	struct mt_event *slot;
+	uint32_t lap;
+
+	pairs(n / 2);
+	slot = claim(shm, 1, &lap);
+	slot->kind = 0x77;
+	slot->size = 1;
+	slot->addr = 1;
+	commit(slot, lap, 1);
 	pairs(n - n / 2);
 	return 0;
 }
@@ -214,39 +229,23 @@ static int future(long n)
 {
 	size_t size;
 	struct pl_shm *shm = map_shm(&size);
-	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	uint32_t tid = (uint32_t)syscall(SYS_gettid), lap;
+	struct mt_event *slot;
 
 	pairs(n / 2);
-	for (;;) {
-		uint64_t h = __atomic_load_n(&shm->head, __ATOMIC_ACQUIRE);
-		struct mt_event *slot = slot_at(shm, h);
-		uint32_t lap = (uint32_t)(h >> shm->shift);
-		uint64_t w = pl_word(lap, PL_FREE, 0);
-
-		if (!__atomic_compare_exchange_n(&slot->reserved[0], &w,
-						 pl_word(lap, PL_CLAIMED, tid), 0,
-						 __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED)) {
-			continue;
-		}
-		__atomic_compare_exchange_n(&shm->head, &h, h + 1, 0,
-					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-		slot->timestamp = now_ns() + 3600ull * 1000000000u;
-		slot->addr = 0x10000;
-		slot->size = HARM_SIZE + 1;
-		slot->old_addr = 0;
-		slot->pid = getpid();
-		slot->tid = (int32_t)tid;
-		slot->kind = MT_EV_MALLOC;
-		slot->flags = 0;
-		slot->reserved0 = 0;
-		slot->stack_id = 0;
-		slot->reserved[1] = 0;
-		__atomic_store_n(&slot->reserved[0],
-				 pl_word(lap, PL_COMMITTED, tid),
-				 __ATOMIC_RELEASE);
-		break;
-	}
+	slot = claim(shm, tid, &lap);
+	slot->timestamp = now_ns() + 3600ull * 1000000000u;
+	slot->addr = 0x10000;
+	slot->size = HARM_SIZE + 1;
+	slot->old_addr = 0;
+	slot->pid = getpid();
+	slot->tid = (int32_t)tid;
+	slot->kind = MT_EV_MALLOC;
+	slot->flags = 0;
+	slot->reserved0 = 0;
+	slot->stack_id = 0;
+	slot->reserved[1] = 0;
+	commit(slot, lap, tid);
 	pairs(n - n / 2);
 	return 0;
 }
