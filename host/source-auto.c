@@ -77,17 +77,19 @@ struct auto_state {
 	size_t nheld, held_cap;
 	uint64_t held_total; /* events held once, for -v */
 	size_t held_peak;    /* the most held at once, for -v */
-	uint64_t future;     /* stamped after FUTURE_NS (goes_on()) */
+	uint64_t future;     /* stamped in the future (goes_on()) */
 };
 
 /*
- * An event written while a read ran is stamped a little after the read's
- * time (a read takes ~0.1 ms), never 100 ms after: one stamped later than
- * that was not written then, its time is wrong (a stray write into a
+ * An event is stamped before it is written, so before it is found: one
+ * stamped after the time it was found (FUTURE_NS of slack: the TSC's
+ * conversion, tsc.h, interpolates) has a wrong time (a stray write into a
  * process's ring, a forged slot). Held, it would hold back every event
  * after it until the end of the recording, all in memtrack's memory; it
  * goes on at once instead, counted and said. So a wrong time holds back
- * 100 ms of events at most.
+ * an event for FUTURE_NS at most. The time the event was found, not the
+ * read's: a reader descheduled in the middle of a read finds events
+ * stamped long after the read began.
  */
 #define FUTURE_NS 100000000ull
 
@@ -211,7 +213,7 @@ static void auto_destroy(void *state)
 		return;
 	}
 	if (a->future) {
-		mt_warn("source 'auto': %llu events stamped over 100 ms after the read that found them (a process's ring written over?): recorded out of order",
+		mt_warn("source 'auto': %llu events stamped over 100 ms after they were read (a process's ring written over?): recorded out of order",
 			(unsigned long long)a->future);
 	}
 	if (a->held_total) {
@@ -445,15 +447,16 @@ static int put(struct mt_emitter *em, const struct mt_event *ev)
 	return 0;
 }
 
-/* Whether an event found by the read of time t goes on now (else it is
- * held for the next read); all go on at drain (t = UINT64_MAX), a time
- * of UINT64_MAX too. */
-static int goes_on(struct auto_state *a, uint64_t ts, uint64_t t)
+/* Whether an event stamped ts, found at or before found, goes on in the
+ * read of time t (else it is held for the next read); all go on at drain
+ * (t = UINT64_MAX), a time of UINT64_MAX too. */
+static int goes_on(struct auto_state *a, uint64_t ts, uint64_t t,
+		   uint64_t found)
 {
 	if (ts < t || t == UINT64_MAX) {
 		return 1;
 	}
-	if (ts - t > FUTURE_NS) {
+	if (ts > found && ts - found > FUTURE_NS) {
 		a->future++;
 		return 1;
 	}
@@ -488,7 +491,7 @@ static int put_held(struct auto_state *a, struct mt_emitter *em, uint64_t t,
 	size_t i;
 
 	for (i = 0; i < a->nheld && i < max &&
-		    goes_on(a, a->held[i].timestamp, t);
+		    goes_on(a, a->held[i].timestamp, t, t);
 	     i++) {
 		if (put(em, &a->held[i])) {
 			return -EPIPE;
@@ -548,6 +551,7 @@ static int read_preload(struct auto_state *a, struct mt_emitter *em,
 			uint64_t t, size_t max, int *more)
 {
 	struct mt_event *zc;
+	uint64_t found;
 	uint32_t f = 0;
 	size_t i, went = 0;
 	int n;
@@ -579,9 +583,11 @@ static int read_preload(struct auto_state *a, struct mt_emitter *em,
 	}
 	/* as many as asked for: its ring may hold more */
 	*more = (size_t)n == max;
+	found = now_ns();
 	if (zc) {
 		n = (int)(a->pem.em.cur - zc);
-		for (i = 0; i < (size_t)n && goes_on(a, zc[i].timestamp, t);
+		for (i = 0; i < (size_t)n &&
+			    goes_on(a, zc[i].timestamp, t, found);
 		     i++) {
 		}
 		em->cur = zc + i; /* what is held below is overwritten */
@@ -597,7 +603,7 @@ static int read_preload(struct auto_state *a, struct mt_emitter *em,
 	for (i = 0; i < (size_t)n; i++) {
 		int err;
 
-		if (!a->nheld && goes_on(a, a->buf[i].timestamp, t)) {
+		if (!a->nheld && goes_on(a, a->buf[i].timestamp, t, found)) {
 			err = put(em, &a->buf[i]);
 			went++;
 		} else {

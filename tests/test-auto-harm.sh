@@ -29,7 +29,7 @@ expect_exit 0 "future: exit 0" -- timeout 60 "$MT" -v \
 	--source auto:clock=monotonic --sink "file:$T/fu.mt" -- \
 	"$H" future 300000
 has "$T/err" "future: said" \
-	"^memtrack: warning: source 'auto': 1 events stamped over 100 ms after the read"
+	"^memtrack: warning: source 'auto': 1 events stamped over 100 ms after they were read"
 count future "$T/fu.mt" 4321 300000
 count future "$T/fu.mt" 4322 1
 peak=$(sed -n 's/.*events held for the next read, at most \([0-9]*\) at once$/\1/p' \
