@@ -487,6 +487,24 @@ static int count_threads(void)
 	return n;
 }
 
+/*
+ * The thread count once it has come down to want, or what it is after a
+ * second. pthread_join() returns when the kernel clears the thread's tid,
+ * before the thread has left its group: /proc/self/status may count it a
+ * little longer (seen under ThreadSanitizer in CI: 4 where 3 were left).
+ * A thread that was not joined stays counted, and the test fails.
+ */
+static int threads_down_to(int want)
+{
+	int n = count_threads();
+
+	for (int i = 0; i < 1000 && n > want; i++) {
+		usleep(1000);
+		n = count_threads();
+	}
+	return n;
+}
+
 /* stderr capture, to count what reaches the user. */
 static int saved_stderr = -1;
 static FILE *captured;
@@ -695,7 +713,7 @@ START_TEST(test_short_trace)
 	ck_assert_int_eq(ctr.states_alive, 0);
 	/* finish() lets idle threads leave by themselves; destroy() has
 	 * reaped them all */
-	ck_assert_int_eq(count_threads(), before);
+	ck_assert_int_eq(threads_down_to(before), before);
 	free(sink.buf);
 }
 END_TEST
@@ -729,7 +747,7 @@ START_TEST(test_written_while_running)
 	ck_assert_uint_eq(check_output(&sink, NULL, 0, &frames), 250);
 	ck_assert_uint_eq(frames, 3);
 	mt_pipeline_destroy(p);
-	ck_assert_int_eq(count_threads(), before);
+	ck_assert_int_eq(threads_down_to(before), before);
 	free(sink.buf);
 }
 END_TEST
@@ -943,14 +961,14 @@ START_TEST(test_create_failure)
 	ck_assert_int_eq(ctr.creates, 3);
 	ck_assert_int_eq(ctr.states_alive, 0);
 	ck_assert_int_eq(sink.closes, 0);
-	ck_assert_int_eq(count_threads(), before);
+	ck_assert_int_eq(threads_down_to(before), before);
 
 	config_init(&cfg, &sink, 2, 100, 0);
 	cfg.encoder_args = "no-such-option";
 	ck_assert_int_eq(mt_pipeline_create(&cfg, &p), -EINVAL);
 	ck_assert_int_eq(ctr.states_alive, 0);
 	ck_assert_int_eq(sink.closes, 0);
-	ck_assert_int_eq(count_threads(), before);
+	ck_assert_int_eq(threads_down_to(before), before);
 }
 END_TEST
 
@@ -1041,7 +1059,7 @@ START_TEST(test_bounded_memory)
 	ck_assert_int_le(ctr.frames_max, (int)window);
 	ck_assert_int_le(ctr.naddrs, (int)nbatches);
 	mt_pipeline_destroy(p);
-	ck_assert_int_eq(count_threads(), before);
+	ck_assert_int_eq(threads_down_to(before), before);
 	free(sink.buf);
 }
 END_TEST
