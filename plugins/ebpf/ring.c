@@ -56,7 +56,10 @@ static int map_positions(struct ebpf_state *st, int fd,
  * ran. No child uses them (the command execs, the helpers make system
  * calls only), so none gets them. libbpf does not say where it mapped a
  * ring; its data mappings are the read-only shared ones of a BPF map at
- * the offset of one page, which no other mapping of ours is.
+ * the offset of one page. The other mappings of that kind are rings'
+ * too: our producer pages (map_positions()) and, under auto, the preload
+ * source's syscall ring, which that source marks itself already. No
+ * child wants any of them.
  */
 void ebpf_rings_dontfork(struct ebpf_state *st)
 {
