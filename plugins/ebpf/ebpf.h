@@ -184,6 +184,10 @@ struct ebpf_state {
 	 * tracefs events (ids), and the filter's perf events (fds) */
 	int scope_system; /* source arg scope=system */
 	int scope_ok;
+	/* turns perf's hooks on beside the load (ebpf_scope_warm_start()) */
+	pthread_t scope_warm_thread;
+	int scope_warming;
+	uint64_t scope_warm_ns;
 	const char *scope_tracefs;
 	int scope_uev_fd;
 	struct ebpf_scope_ev *scope_evs;
@@ -319,6 +323,8 @@ struct ebpf_scope_tag {
  * thread of the tree; done closes ours (after the watchdog took copies).
  * remove_group deletes the events of the group nobody uses; it returns how
  * many were busy. */
+void ebpf_scope_warm_start(struct ebpf_state *st);
+void ebpf_scope_warm_join(struct ebpf_state *st);
 void ebpf_scope_init(struct ebpf_state *st);
 int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
 		      const char *path, uint64_t offset, int retprobe,

@@ -197,6 +197,8 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	if (err) {
 		goto error;
 	}
+	/* a wait of the kernel's, beside the open and the load (scope.c) */
+	ebpf_scope_warm_start(st);
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		ebpf_log(st, MT_LOG_ERROR, "libelf: %s", elf_errmsg(-1));
 		err = -ENOTSUP;
@@ -293,6 +295,7 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 	/* every run waits for this before the command starts */
 	ebpf_log(st, MT_LOG_DEBUG, "BPF object loaded in %.1f ms",
 		 (double)(ebpf_now_ns() - t0) / 1e6);
+	ebpf_scope_warm_join(st);
 	st->holds_fd = bpf_map__fd(st->skel->maps.holds);
 	/* before anything can be stopped; the watchdog is a fork that makes
 	 * system calls only (under auto the preload source is being created
@@ -719,8 +722,10 @@ static void ebpf_destroy(void *state)
 	if (!st) {
 		return;
 	}
-	/* a create that failed beside the files attached ahead */
+	/* a create that failed beside the files attached ahead, or before
+	 * perf's hooks were on */
 	ebpf_preattach_drop(st);
+	ebpf_scope_warm_join(st);
 	/* The gate's thread attaches too: it goes first (the watchdog
 	 * answers the tree's calls from now on). */
 	ebpf_gate_stop(st);
