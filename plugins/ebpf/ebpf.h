@@ -182,6 +182,7 @@ struct ebpf_state {
 	size_t nlinks, links_cap;
 	/* scope.c: uprobes that trap in the tree only (scope_ok), their
 	 * tracefs events (ids), and the filter's perf events (fds) */
+	int tp_attached; /* memtrack_bpf__attach() done */
 	int scope_system; /* source arg scope=system */
 	int scope_ok;
 	/* turns perf's hooks on beside the load (ebpf_scope_warm_start()) */

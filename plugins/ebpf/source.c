@@ -75,6 +75,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 /* ------------------------------------------------------------------ */
 
 static void ebpf_destroy(void *state);
+static int attach_tracepoints(struct ebpf_state *st);
 
 /*
  * The skeleton, opened with the kernel structures it relocates against in a
@@ -365,6 +366,15 @@ static int ebpf_create(const struct mt_host *host, const char *args,
 			goto ring_error;
 		}
 	}
+	/* under auto, on this thread beside the preload source's create
+	 * rather than in start() on the main one: they record nothing until
+	 * start() tracks the root */
+	if (st->handover) {
+		err = attach_tracepoints(st);
+		if (err) {
+			goto error;
+		}
+	}
 	*state = st;
 	return 0;
 
@@ -411,8 +421,13 @@ static int track(struct ebpf_state *st, int32_t pid)
 
 static int attach_tracepoints(struct ebpf_state *st)
 {
-	int err = memtrack_bpf__attach(st->skel);
+	int err;
 
+	if (st->tp_attached) {
+		return 0;
+	}
+	err = memtrack_bpf__attach(st->skel);
+	st->tp_attached = !err;
 	if (err) {
 		ebpf_log(st, MT_LOG_ERROR,
 			 "cannot attach the tracepoints: %s (is tracefs at " TRACEFS "?)",
