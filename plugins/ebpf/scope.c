@@ -277,8 +277,6 @@ static void scope_progs_off(struct ebpf_state *st)
 	}
 }
 
-/* Decide whether the uprobes can be limited to the tree; before the BPF
- * object is loaded (the clone counters load only then). */
 /*
  * The first perf event bound to a task on a quiet machine turns perf's
  * scheduler hooks on, and waits for an RCU grace period while holding
@@ -326,6 +324,8 @@ void ebpf_scope_warm_join(struct ebpf_state *st)
 		 (double)st->scope_warm_ns / 1e6);
 }
 
+/* Decide whether the uprobes can be limited to the tree; before the BPF
+ * object is loaded (the clone counters load only then). */
 void ebpf_scope_init(struct ebpf_state *st)
 {
 	const char *why = NULL;
