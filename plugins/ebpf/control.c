@@ -166,7 +166,7 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 		/* not a stop: its interposer records it from now on */
 		st->hellos++;
 		ebpf_sample_hello(st, (int32_t)c->end, c->start, c->ts);
-		ebpf_scope_release(st, (pid_t)c->tgid);
+		ebpf_scope_release(st, (pid_t)c->tgid, c->ts);
 		return 0;
 	}
 	if (c->type == MT_CTL_EXEC) {

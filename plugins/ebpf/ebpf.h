@@ -215,6 +215,18 @@ struct ebpf_state {
 	size_t scope_nfds, scope_fds_cap, scope_tgids_cap;
 	uint64_t scope_opens, scope_passes, scope_waits, scope_ns;
 	uint64_t scope_exec_covers, scope_releases, scope_release_ns;
+	/* what a hello releases, closed on a thread of its own (scope.c:
+	 * release_main()); rel_lock guards rel and the three stats */
+	pthread_mutex_t rel_lock;
+	pthread_cond_t rel_cond;
+	pthread_t rel_thread;
+	int rel_running, rel_failed, rel_stop;
+	struct ebpf_scope_rel {
+		int fd;
+		uint64_t hello_ts; /* its hello's trap */
+	} *rel;
+	size_t rel_n, rel_cap;
+	uint64_t hello_lat_ns, hello_lat_n, hello_lat_max;
 	/* source arg handover (--source auto): a process whose interposer
 	 * (the preload source's) says hello records its own allocator
 	 * calls, the syscalls are the preload source's, and uprobes trap in
@@ -333,7 +345,7 @@ int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
 size_t ebpf_scope_nevs(const struct ebpf_state *st);
 int ebpf_scope_cover(struct ebpf_state *st, size_t from);
 int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid);
-void ebpf_scope_release(struct ebpf_state *st, pid_t tgid);
+void ebpf_scope_release(struct ebpf_state *st, pid_t tgid, uint64_t hello_ts);
 void ebpf_scope_gone(struct ebpf_state *st, pid_t tgid);
 void ebpf_scope_done(struct ebpf_state *st);
 int ebpf_scope_remove_group(const char *tracefs, long wait_ms);

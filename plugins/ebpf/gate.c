@@ -618,11 +618,34 @@ static void *gate_main(void *arg)
 	return NULL;
 }
 
+/* Linux 6.6 (include/uapi/linux/seccomp.h); Debian 12's headers are 6.1 */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
 int ebpf_gate_start(struct ebpf_state *st, int fd)
 {
 	int err;
 
 	st->gate_fd = fd;
+	/*
+	 * A gated call is a round trip: the caller sleeps, this thread
+	 * wakes, answers, and the caller wakes. Each wake-up went to
+	 * whichever CPU the scheduler chose, which on a busy machine is a
+	 * wait for it: `as` (9 gated calls) took 18 ms inside a gcc tree
+	 * under auto against 7 under preload. Synchronous wake-ups (Linux
+	 * 6.6) hand the CPU over directly, both ways. Older kernels refuse
+	 * the flag, and the calls go as before.
+	 */
+	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+		  SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)) {
+		ebpf_log(st, MT_LOG_DEBUG,
+			 "exec gate: no synchronous wake-ups (%s)",
+			 strerror(errno));
+	}
 	/* the watchdog answers in our place if memtrack dies */
 	err = ebpf_watchdog_give(st, 'G', &fd, 1);
 	if (err) {

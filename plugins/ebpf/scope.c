@@ -901,17 +901,137 @@ int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid)
  * are its own to record, nothing of ours traps in it any more (nor in
  * what it made since: the copies go with the events) but the functions
  * of program files, which no interposer sees called. */
-void ebpf_scope_release(struct ebpf_state *st, pid_t tgid)
+/*
+ * Closing a process's filter events is what takes the breakpoints out of
+ * its memory, and each close walks every process on the machine that
+ * maps the probed file (uprobe_apply(): ~0.7 ms each here, 7 ms for a
+ * process's ten; more on a machine with more processes). Done on the
+ * host's thread it held up every read for that long at each hello (70 ms
+ * of a gcc compile's 10 processes), while the rings filled. So a thread
+ * of its own closes them; the hello's process traps until then, its
+ * calls dropped by BPF as before.
+ */
+static void *release_main(void *arg)
 {
-	uint64_t t0 = ebpf_now_ns();
-	size_t i, n = 0;
+	struct ebpf_state *st = arg;
 
+	pthread_mutex_lock(&st->rel_lock);
+	for (;;) {
+		struct ebpf_scope_rel *batch;
+		size_t n;
+		uint64_t t0;
+
+		while (!st->rel_n && !st->rel_stop) {
+			pthread_cond_wait(&st->rel_cond, &st->rel_lock);
+		}
+		if (!st->rel_n) {
+			break; /* stopping, nothing left */
+		}
+		batch = st->rel;
+		n = st->rel_n;
+		st->rel = NULL;
+		st->rel_n = st->rel_cap = 0;
+		pthread_mutex_unlock(&st->rel_lock);
+		t0 = ebpf_now_ns();
+		for (size_t i = 0; i < n; i++) {
+			close(batch[i].fd);
+		}
+		pthread_mutex_lock(&st->rel_lock);
+		st->scope_release_ns += ebpf_now_ns() - t0;
+		/* a hello's fds are queued together: its latency is its
+		 * last one's */
+		for (size_t i = 0; i < n; i++) {
+			uint64_t lat = ebpf_now_ns() - batch[i].hello_ts;
+
+			if (i + 1 < n &&
+			    batch[i + 1].hello_ts == batch[i].hello_ts) {
+				continue;
+			}
+			st->hello_lat_ns += lat;
+			st->hello_lat_n++;
+			if (lat > st->hello_lat_max) {
+				st->hello_lat_max = lat;
+			}
+		}
+		free(batch);
+	}
+	pthread_mutex_unlock(&st->rel_lock);
+	return NULL;
+}
+
+/* Closes what is queued, and ends the thread. */
+static void release_stop(struct ebpf_state *st)
+{
+	if (!st->rel_running) {
+		return;
+	}
+	pthread_mutex_lock(&st->rel_lock);
+	st->rel_stop = 1;
+	pthread_cond_signal(&st->rel_cond);
+	pthread_mutex_unlock(&st->rel_lock);
+	pthread_join(st->rel_thread, NULL);
+	st->rel_running = 0;
+	pthread_cond_destroy(&st->rel_cond);
+	pthread_mutex_destroy(&st->rel_lock);
+}
+
+/* At the first hello; without the thread the closes are made here. */
+static void release_start(struct ebpf_state *st)
+{
+	if (st->rel_running || st->rel_failed) {
+		return;
+	}
+	pthread_mutex_init(&st->rel_lock, NULL);
+	pthread_cond_init(&st->rel_cond, NULL);
+	st->rel_running =
+		!pthread_create(&st->rel_thread, NULL, release_main, st);
+	if (!st->rel_running) {
+		st->rel_failed = 1;
+		pthread_cond_destroy(&st->rel_cond);
+		pthread_mutex_destroy(&st->rel_lock);
+	}
+}
+
+/* Queued for release_main(), rel_lock held: 0, or -1 when it cannot be
+ * (the caller closes it). */
+static int release_queue(struct ebpf_state *st, int fd, uint64_t hello_ts)
+{
+	struct ebpf_scope_rel *r;
+
+	if (!st->rel_running) {
+		return -1;
+	}
+	r = mt_array_grow(st->rel, &st->rel_cap, st->rel_n + 1, sizeof(*r));
+	if (!r) {
+		return -1;
+	}
+	st->rel = r;
+	st->rel[st->rel_n].fd = fd;
+	st->rel[st->rel_n++].hello_ts = hello_ts;
+	return 0;
+}
+
+/* Handover: process tgid said hello (at hello_ts): the events that made
+ * it trap go, to the thread above. */
+void ebpf_scope_release(struct ebpf_state *st, pid_t tgid, uint64_t hello_ts)
+{
+	size_t i, n = 0;
+	int queued = 0;
+
+	release_start(st);
 	pthread_mutex_lock(&st->attach_lock);
+	if (st->rel_running) {
+		pthread_mutex_lock(&st->rel_lock);
+	}
 	for (i = 0; i < st->scope_nfds; i++) {
 		/* the functions of program files stay ours (MT_CK_PROG) */
 		if (st->scope_fd_tag[i].tgid == tgid &&
 		    !st->scope_fd_tag[i].prog) {
-			close(st->scope_fds[i]);
+			if (release_queue(st, st->scope_fds[i], hello_ts)) {
+				close(st->scope_fds[i]);
+			} else {
+				queued = 1;
+			}
 			continue;
 		}
 		st->scope_fds[n] = st->scope_fds[i];
@@ -921,7 +1041,12 @@ void ebpf_scope_release(struct ebpf_state *st, pid_t tgid)
 		st->scope_releases++;
 	}
 	st->scope_nfds = n;
-	st->scope_release_ns += ebpf_now_ns() - t0;
+	if (queued) {
+		pthread_cond_signal(&st->rel_cond);
+	}
+	if (st->rel_running) {
+		pthread_mutex_unlock(&st->rel_lock);
+	}
 	pthread_mutex_unlock(&st->attach_lock);
 }
 
@@ -946,6 +1071,7 @@ size_t ebpf_scope_nevs(const struct ebpf_state *st)
 
 void ebpf_scope_done(struct ebpf_state *st)
 {
+	release_stop(st);
 	if (st->scope_uev_fd >= 0) {
 		close(st->scope_uev_fd);
 		st->scope_uev_fd = -1;
@@ -962,11 +1088,15 @@ void ebpf_scope_done(struct ebpf_state *st)
 	}
 	if (st->handover) {
 		ebpf_log(st, MT_LOG_DEBUG,
-			 "scope: %llu execs covered, %llu hellos, %llu processes released in %.1f ms",
+			 "scope: %llu execs covered, %llu hellos, %llu processes released in %.1f ms (beside the reads); from a hello's trap to its last close %.2f ms on average, %.2f at most",
 			 (unsigned long long)st->scope_exec_covers,
 			 (unsigned long long)st->hellos,
 			 (unsigned long long)st->scope_releases,
-			 (double)st->scope_release_ns / 1e6);
+			 (double)st->scope_release_ns / 1e6,
+			 st->hello_lat_n ? (double)st->hello_lat_ns / 1e6 /
+						   (double)st->hello_lat_n :
+					   0.0,
+			 (double)st->hello_lat_max / 1e6);
 	}
 	for (size_t i = 0; i < st->scope_nfds; i++) {
 		close(st->scope_fds[i]);
