@@ -164,5 +164,13 @@ for f in alone auto ebpf; do
 	eval "min_$f=$(least <"$dir/beside.$f.wall")"
 	eval "sys_$f=$(awk '{ s += $3 } END { printf "%.3f", s }' "$dir/beside.$f")"
 done
+# Each round times the loop alone, then beside auto, then beside ebpf,
+# a few seconds apart: the ratio within a round is the least moved by the
+# machine's drift, and its median over the rounds is the goal's figure.
+for s in auto ebpf; do
+	eval "pair_$s=$(paste "$dir/beside.alone.wall" "$dir/beside.$s.wall" |
+		awk '{ printf "%.4f\n", $2 / $1 }' | median)"
+done
 echo "beside: medians alone $med_alone s, beside auto $med_auto s ($(ratio "$med_auto" "$med_alone")x), beside ebpf $med_ebpf s ($(ratio "$med_ebpf" "$med_alone")x)"
 echo "  fastest alone $min_alone s, auto $min_auto s ($(ratio "$min_auto" "$min_alone")x), ebpf $min_ebpf s ($(ratio "$min_ebpf" "$min_alone")x); the loop's system time in all rounds: alone $sys_alone s, auto $sys_auto s, ebpf $sys_ebpf s"
+echo "  median of each round's ratio to its loop alone: auto ${pair_auto}x, ebpf ${pair_ebpf}x"
