@@ -941,7 +941,8 @@ static void *release_main(void *arg)
 		/* a hello's fds are queued together: its latency is its
 		 * last one's */
 		for (size_t i = 0; i < n; i++) {
-			uint64_t lat = ebpf_now_ns() - batch[i].hello_ts;
+			uint64_t now = ebpf_now_ns(), ts = batch[i].hello_ts;
+			uint64_t lat = now > ts ? now - ts : 0;
 
 			if (i + 1 < n &&
 			    batch[i + 1].hello_ts == batch[i].hello_ts) {
