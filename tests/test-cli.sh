@@ -49,10 +49,18 @@ set --
 expect_exit 2 "--source without a value" -- "$MT" --source
 stderr_is "--source without a value message" "option '\-\-source' needs a value"
 if [ -e "$MT_BUILDDIR/plugins/.libs/source-ebpf.so" ]; then
-	expect_exit 1 "low watermark above high" -- "$MT" --low-watermark 0.8 \
-		--high-watermark 0.5 -- true
+	expect_exit 1 "low watermark above high" -- "$MT" --source ebpf \
+		--low-watermark 0.8 --high-watermark 0.5 -- true
 	stderr_is "low above high names both" \
 		"low-watermark=0.8 (13421772 bytes) must be below high-watermark=0.5 (8388608 bytes)"
+	# auto's eBPF half: fractions of its 4 MiB ring
+	if [ "$(id -u)" -eq 0 ]; then
+		expect_exit 1 "low watermark above high, auto" -- "$MT" \
+			--source auto --low-watermark 0.8 --high-watermark 0.5 \
+			-- true
+		stderr_is "low above high, auto's ring" \
+			"low-watermark=0.8 (3355443 bytes) must be below high-watermark=0.5 (2097152 bytes)"
+	fi
 fi
 for sub in dump report plugins; do
 	expect_exit 0 "$sub --help" -- "$MT" "$sub" --help
