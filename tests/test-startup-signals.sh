@@ -32,6 +32,11 @@ for src in $sources; do
 import os, signal, subprocess, sys, time
 mt, src, tmp = sys.argv[1:4]
 SIGINT, SIGTERM, SIGHUP = signal.SIGINT, signal.SIGTERM, signal.SIGHUP
+# A suite started in the background by a shell without job control has
+# SIGINT ignored, and so would memtrack and its command: every run would
+# go on to exit 0. A terminal's Ctrl-C is what this tests.
+for s in (SIGINT, SIGTERM, SIGHUP):
+    signal.signal(s, signal.SIG_DFL)
 points = [0.7 * i / 19 for i in range(20)]
 runs = [(SIGINT, points[i % 20], None) for i in range(25)]
 runs += [(s, d, None) for s in (SIGTERM, SIGHUP) for d in (0.0, 0.15, 0.4)]
