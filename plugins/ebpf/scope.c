@@ -897,10 +897,6 @@ int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid)
 	return err;
 }
 
-/* Handover: process tgid's interposer said hello: its allocator calls
- * are its own to record, nothing of ours traps in it any more (nor in
- * what it made since: the copies go with the events) but the functions
- * of program files, which no interposer sees called. */
 /*
  * Closing a process's filter events is what takes the breakpoints out of
  * its memory, and each close walks every process on the machine that
@@ -919,7 +915,7 @@ static void *release_main(void *arg)
 	for (;;) {
 		struct ebpf_scope_rel *batch;
 		size_t n;
-		uint64_t t0;
+		uint64_t t0, now;
 
 		while (!st->rel_n && !st->rel_stop) {
 			pthread_cond_wait(&st->rel_cond, &st->rel_lock);
@@ -936,12 +932,13 @@ static void *release_main(void *arg)
 		for (size_t i = 0; i < n; i++) {
 			close(batch[i].fd);
 		}
+		now = ebpf_now_ns();
 		pthread_mutex_lock(&st->rel_lock);
-		st->scope_release_ns += ebpf_now_ns() - t0;
-		/* a hello's fds are queued together: its latency is its
-		 * last one's */
+		st->scope_release_ns += now - t0;
+		/* a hello's fds are queued together: it waited until the
+		 * batch's closes were done */
 		for (size_t i = 0; i < n; i++) {
-			uint64_t now = ebpf_now_ns(), ts = batch[i].hello_ts;
+			uint64_t ts = batch[i].hello_ts;
 			uint64_t lat = now > ts ? now - ts : 0;
 
 			if (i + 1 < n &&
@@ -1012,8 +1009,11 @@ static int release_queue(struct ebpf_state *st, int fd, uint64_t hello_ts)
 	return 0;
 }
 
-/* Handover: process tgid said hello (at hello_ts): the events that made
- * it trap go, to the thread above. */
+/* Handover: process tgid's interposer said hello (its trap at
+ * hello_ts): its allocator calls are its own to record, nothing of ours
+ * traps in it any more (nor in what it made since: the copies go with the
+ * events) once the thread above has closed them, but the functions of
+ * program files, which no interposer sees called. */
 void ebpf_scope_release(struct ebpf_state *st, pid_t tgid, uint64_t hello_ts)
 {
 	size_t i, n = 0;
