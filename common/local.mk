@@ -11,6 +11,7 @@ common_libmtcommon_la_SOURCES = \
 	common/open-regular.c common/open-regular.h \
 	common/proc-path.c common/proc-path.h \
 	common/event-finish.h common/kernel-dev.h common/bpf-test-knobs.h \
-	common/interposer-path.h common/stack-ids.h common/sample-draw.h
+	common/interposer-path.h common/stack-ids.h common/sample-draw.h \
+	common/gate-ask.h
 common_libmtcommon_la_CFLAGS = $(AM_CFLAGS) $(LIBELF_CFLAGS)
 common_libmtcommon_la_LIBADD = $(LIBELF_LIBS)

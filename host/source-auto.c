@@ -110,6 +110,7 @@ static int route(const char *tok)
 		{ "throttle=", 1 << BPF },
 		{ "freeze=", 1 << BPF },
 		{ "scope=", 1 << BPF },
+		{ "early=", 1 << BPF },
 		{ "clock=", 1 << PRE },
 		{ "stacks", 1 << PRE | 1 << BPF },
 		{ "stack-depth=", 1 << PRE | 1 << BPF },
@@ -176,7 +177,7 @@ static int split_args(const char *args, char *out[NSRC])
 		int to = route(tok);
 
 		if (!to) {
-			mt_err("source 'auto': unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, clock=auto|tsc|monotonic, stacks, stack-depth=N, stack-table-size=BYTES, sample-bytes=SIZE, seed=N)",
+			mt_err("source 'auto': unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, early=0|1, clock=auto|tsc|monotonic, stacks, stack-depth=N, stack-table-size=BYTES, sample-bytes=SIZE, seed=N)",
 			       tok);
 			err = -EINVAL;
 			break;

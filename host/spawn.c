@@ -19,6 +19,7 @@
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 
+#include "gate-ask.h"
 #include "log.h"
 #include "spawn.h"
 
@@ -80,7 +81,8 @@ static int sudo_creds(struct creds *c)
 /*
  * The exec gate (MT_SOURCE_GATES_EXECS): execve, execveat and mmap of a
  * file with PROT_EXEC wait for the source, which attaches its probes to
- * the file before the kernel runs or maps it; every other call, and every
+ * the file before the kernel runs or maps it, and so does the interposer's
+ * question (common/gate-ask.h, a call no kernel has); every other call, and every
  * call of another ABI (x32, a 32-bit process), goes on untouched.
  * Installed without no_new_privs (set-uid programs of the tree must keep
  * working as without memtrack): that takes CAP_SYS_ADMIN, which a root
@@ -96,8 +98,9 @@ static int install_gate(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 7, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 6, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 8, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 7, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MT_GATE_ASK_NR, 6, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 0, 4),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)),
 		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 2),

@@ -154,6 +154,8 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 			st->scope_system = tok[6] == 's';
 		} else if (!strcmp(tok, "handover")) {
 			st->handover = 1;
+		} else if (!strcmp(tok, "early=0") || !strcmp(tok, "early=1")) {
+			st->no_early = tok[6] == '0';
 		} else if (!strncmp(tok, "sample-bytes=", 13)) {
 			if (mt_parse_sample_bytes(tok + 13,
 						  &st->sample_bytes)) {
@@ -204,7 +206,7 @@ int ebpf_parse_args(struct ebpf_state *st, const char *args)
 			}
 		} else {
 			ebpf_log(st, MT_LOG_ERROR,
-				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, stacks, stack-depth=N, stack-table-size=BYTES, handover, sample-bytes=SIZE, seed=N)",
+				 "unknown option '%s' (known: ring-size=BYTES, high-watermark=X, low-watermark=X, freeze=0|1, scope=tree|system, stacks, stack-depth=N, stack-table-size=BYTES, handover, early=0|1, sample-bytes=SIZE, seed=N)",
 				 tok);
 			err = -EINVAL;
 			break;

@@ -563,6 +563,9 @@ static int attach_hello(struct ebpf_state *st, const char *path,
 		return 1; /* elf_probes() says why */
 	}
 	err = section_offset(fd, "memtrack_hello", &p.offset);
+	if (!err) {
+		ebpf_early_interposer(st, fd); /* early.c knows it mapped */
+	}
 	close(fd);
 	if (err) {
 		return 1;

@@ -155,9 +155,11 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 		return ebpf_note_fork(st, c->tgid, c->pad);
 	}
 	if (c->type == MT_CTL_EXIT) {
+		ebpf_early_forget(st, (pid_t)c->tgid);
 		return ebpf_note_exit(st, c->tgid);
 	}
 	if (c->type == MT_CTL_GONE) {
+		ebpf_early_forget(st, (pid_t)c->tgid);
 		ebpf_scope_gone(st, (pid_t)c->tgid);
 		return ebpf_note_recorder(st, (pid_t)c->tgid,
 					  c->pad & MT_TR_INTERPOSED, c->ts);

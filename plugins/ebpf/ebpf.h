@@ -233,6 +233,23 @@ struct ebpf_state {
 	 * a process from its exec until its hello (scope.c, attach.c) */
 	int handover;
 	uint64_t hellos;
+	/* handover: processes whose interposer records them from their
+	 * first call, with no uprobes of ours (early.c); attach_lock
+	 * guards the table. no_early: source arg early=0 */
+	int no_early;
+	struct ebpf_early {
+		pid_t tgid;
+		int state;	  /* EARLY_* in early.c */
+		uint64_t dev, ino; /* what its exec runs (st_dev, st_ino) */
+	} *early;
+	size_t nearly, early_cap;
+	size_t nearly_pub; /* nearly, read without the lock */
+	struct ebpf_interposer {
+		uint64_t dev, ino; /* st_dev, st_ino */
+	} interposers[8];
+	uint32_t ninterposers; /* written under attach_lock */
+	uint64_t early_guessed, early_confirmed, early_wrong, early_asked;
+	uint64_t early_unasked;
 	/* args sample-bytes= and seed= (handover only): which of uprobes'
 	 * events go into the file (sample.c) */
 	uint64_t sample_bytes, sample_seed;
@@ -344,8 +361,21 @@ int ebpf_scope_attach(struct ebpf_state *st, struct bpf_program *prog,
 		      uint64_t cookie, struct bpf_link **out);
 size_t ebpf_scope_nevs(const struct ebpf_state *st);
 int ebpf_scope_cover(struct ebpf_state *st, size_t from);
-int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid);
+enum { EBPF_COVER_EXEC, EBPF_COVER_PROG, EBPF_COVER_NOW };
+int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid,
+			  int how);
 void ebpf_scope_release(struct ebpf_state *st, pid_t tgid, uint64_t hello_ts);
+
+struct stat;
+/* early.c (handover): the gate's guess at an exec, its check at the
+ * image's first executable mapping, the interposer's question, an exit */
+int ebpf_early_exec(struct ebpf_state *st, pid_t tid, pid_t tgid,
+		    const char *full, uint64_t envp, int nfilters);
+void ebpf_early_mmap(struct ebpf_state *st, pid_t pid, const struct stat *sb);
+long ebpf_early_ask(struct ebpf_state *st, pid_t tid, pid_t tgid,
+		    uint64_t magic);
+void ebpf_early_forget(struct ebpf_state *st, pid_t tgid);
+void ebpf_early_interposer(struct ebpf_state *st, int fd);
 void ebpf_scope_gone(struct ebpf_state *st, pid_t tgid);
 void ebpf_scope_done(struct ebpf_state *st);
 int ebpf_scope_remove_group(const char *tracefs, long wait_ms);

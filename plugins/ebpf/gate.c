@@ -65,6 +65,7 @@
 #include "memtrack.h"
 #include "memtrack.skel.h"
 #include "ebpf.h"
+#include "gate-ask.h"
 #include "kernel-dev.h"
 #include "proc-path.h"
 
@@ -169,12 +170,17 @@ struct gate_image {
 	uint64_t idev, iino;
 };
 
-static pid_t tgid_of(pid_t tid)
+/* The process of thread tid (-1: gone); nfilters (if not NULL): its
+ * seccomp filters, ours included (-1: unknown) */
+static pid_t tgid_of(pid_t tid, int *nfilters)
 {
 	char path[64], line[128];
 	pid_t tgid = -1;
 	FILE *f;
 
+	if (nfilters) {
+		*nfilters = -1;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
 	f = fopen(path, "re");
 	if (!f) {
@@ -183,6 +189,11 @@ static pid_t tgid_of(pid_t tid)
 	while (fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, "Tgid:", 5)) {
 			tgid = (pid_t)strtol(line + 5, NULL, 10);
+			if (!nfilters) {
+				break;
+			}
+		} else if (nfilters && !strncmp(line, "Seccomp_filters:", 16)) {
+			*nfilters = (int)strtol(line + 16, NULL, 10);
 			break;
 		}
 	}
@@ -225,7 +236,7 @@ static void gate_map(struct ebpf_state *st, pid_t tid, const __u64 *a,
 	    (a[5] & (page - 1)) || a[0] + len < a[0]) {
 		return; /* the call fails, or is nothing we know */
 	}
-	tgid = tgid_of(tid);
+	tgid = tgid_of(tid, NULL);
 	if (tgid <= 0) {
 		return;
 	}
@@ -457,14 +468,22 @@ static int exec_drops_inherited(const char *path)
 	       getxattr(path, "security.capability", NULL, 0) >= 0;
 }
 
-static void gate_handle(struct ebpf_state *st, int lfd,
+/* What a gated call gets: it goes on (-1), or returns the value, which
+ * only the interposer's question gets (common/gate-ask.h) */
+static long gate_handle(struct ebpf_state *st, int lfd,
 			const struct seccomp_notif *req)
 {
 	char path[PATH_MAX], full[PATH_MAX + 64];
 	pid_t pid = (pid_t)req->pid;
 	const __u64 *a = req->data.args;
-	int nr = req->data.nr;
+	int nr = req->data.nr, nfilters;
+	pid_t tgid;
 
+	if (nr == MT_GATE_ASK_NR) {
+		return st->handover ? ebpf_early_ask(st, pid,
+						     tgid_of(pid, NULL), a[0])
+				    : -1;
+	}
 	if (nr == __NR_mmap) {
 		char shown[PATH_MAX];
 		struct stat sb;
@@ -482,12 +501,17 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 		if (fd < 0) {
 			ebpf_log(st, MT_LOG_DEBUG, "exec gate: mmap by %d: %s: %s",
 				 (int)pid, full, strerror(errno));
-			return;
+			return -1;
 		}
-		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) ||
-		    (!ahead && file_known(st, &sb))) {
+		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
 			close(fd);
-			return;
+			return -1;
+		}
+		/* the first mapping of an image early.c guessed on */
+		ebpf_early_mmap(st, pid, &sb);
+		if (!ahead && file_known(st, &sb)) {
+			close(fd);
+			return -1;
 		}
 		/* the caller still in the call: its fd is the one it maps */
 		if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id)) {
@@ -495,7 +519,7 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 				 "exec gate: mmap by %d: the call is gone: %s",
 				 (int)pid, strerror(errno));
 			close(fd);
-			return;
+			return -1;
 		}
 		k = readlink(full, shown, sizeof(shown) - 1);
 		shown[k > 0 ? k : 0] = '\0';
@@ -517,56 +541,77 @@ static void gate_handle(struct ebpf_state *st, int lfd,
 			}
 		}
 		close(fd);
-		return;
+		return -1;
 	}
 	if (nr == __NR_execve) {
 		if (read_path(pid, a[0], path, sizeof(path)) ||
 		    mt_proc_path(pid, AT_FDCWD, path, full, sizeof(full))) {
-			return;
+			return -1;
 		}
 	} else if (nr == __NR_execveat) {
 		if (read_path(pid, a[1], path, sizeof(path)) ||
 		    (!path[0] && !(a[4] & AT_EMPTY_PATH)) ||
 		    mt_proc_path(pid, (int)a[0], path, full, sizeof(full))) {
-			return;
+			return -1;
 		}
 	} else {
-		return;
+		return -1;
 	}
 	/* what we read was the caller's, in that call (not a pid reused) */
 	if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id)) {
 		ebpf_log(st, MT_LOG_DEBUG,
 			 "exec gate: exec by %d: the call is gone: %s",
 			 (int)pid, strerror(errno));
-		return;
+		return -1;
 	}
-	if (st->handover || exec_drops_inherited(full)) {
-		/* what it runs attached, then: with handover, its calls are
-		 * ours until its interposer says hello; else the events it
-		 * inherited are gone at exec */
-		if (st->handover) {
-			gate_image(st, pid, full, path);
+	if (st->handover) {
+		/* what it runs attached, then its calls are ours until its
+		 * interposer says hello, or its interposer's from the
+		 * first (early.c) */
+		int drops = exec_drops_inherited(full);
+
+		gate_image(st, pid, full, path);
+		tgid = tgid_of(pid, &nfilters);
+		if (!ebpf_early_exec(st, pid, tgid, full,
+				     nr == __NR_execve ? a[2] : a[3],
+				     drops ? -1 : nfilters)) {
+			pthread_mutex_lock(&st->attach_lock);
+			ebpf_scope_cover_exec(st, pid, tgid, EBPF_COVER_EXEC);
+			pthread_mutex_unlock(&st->attach_lock);
 		}
+		return -1;
+	}
+	if (exec_drops_inherited(full)) {
+		/* the events it inherited are gone at exec */
 		pthread_mutex_lock(&st->attach_lock);
-		ebpf_scope_cover_exec(st, pid, tgid_of(pid));
+		ebpf_scope_cover_exec(st, pid, tgid_of(pid, NULL),
+				      EBPF_COVER_EXEC);
 		pthread_mutex_unlock(&st->attach_lock);
-		if (st->handover) {
-			return;
-		}
 	}
 	gate_image(st, pid, full, path);
+	return -1;
 }
 
-void ebpf_gate_answer(int fd, uint64_t id)
+/* The call goes on, or (val >= 0) returns val without being made */
+static void gate_reply(int fd, uint64_t id, long val)
 {
 	struct seccomp_notif_resp resp;
 
 	memset(&resp, 0, sizeof(resp));
 	resp.id = id;
-	resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	if (val < 0) {
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	} else {
+		resp.val = val;
+	}
 	/* ENOENT: the caller was interrupted (a signal); it calls again,
 	 * and we hear of it again */
 	ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+void ebpf_gate_answer(int fd, uint64_t id)
+{
+	gate_reply(fd, id, -1);
 }
 
 static void *gate_main(void *arg)
@@ -605,8 +650,8 @@ static void *gate_main(void *arg)
 				 __ATOMIC_RELEASE);
 		t0 = ebpf_now_ns();
 		files = st->gate_files;
-		gate_handle(st, st->gate_fd, &req);
-		ebpf_gate_answer(st->gate_fd, req.id);
+		gate_reply(st->gate_fd, req.id,
+			   gate_handle(st, st->gate_fd, &req));
 		__atomic_store_n(&st->gate_shared->answered, req.id,
 				 __ATOMIC_RELEASE);
 		if (st->gate_files == files) {

@@ -47,6 +47,7 @@ plugins_source_ebpf_la_SOURCES = plugins/ebpf/source.c plugins/ebpf/args.c \
 	plugins/ebpf/control.c \
 	plugins/ebpf/attach.c plugins/ebpf/watchdog.c plugins/ebpf/stacks.c \
 	plugins/ebpf/unwind.c plugins/ebpf/gate.c plugins/ebpf/freeze.c \
+	plugins/ebpf/early.c \
 	plugins/ebpf/scope.c plugins/ebpf/kbtf.c plugins/ebpf/kbtf.h \
 	plugins/ebpf/sample.c plugins/ebpf/ebpf.h
 nodist_plugins_source_ebpf_la_SOURCES = plugins/ebpf/memtrack.skel.h

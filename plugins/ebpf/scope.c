@@ -708,14 +708,13 @@ static int fds_reserve(struct ebpf_state *st, size_t n)
 
 /* The filter events [from, to) on thread tid of process tgid; prog_only:
  * only those of program files (a process its interposer records); have:
- * those it has already (NULL: none). */
+ * those it has already (NULL: none); at_exec: a thread held in the exec
+ * gate, whose breakpoints the exec puts in place. */
 static int open_filters(struct ebpf_state *st, size_t from, size_t to,
 			pid_t tid, pid_t tgid, int prog_only,
-			const unsigned char *have)
+			const unsigned char *have, int at_exec)
 {
-	/* have: a thread held in the exec gate, whose breakpoints the exec
-	 * puts in place */
-	int inherit = have ? 2 : 1;
+	int inherit = at_exec ? 2 : 1;
 	size_t i;
 
 	if (fds_reserve(st, to - from)) {
@@ -762,7 +761,7 @@ static int cover_thread(struct ebpf_state *st, struct cover_run *r, pid_t tid,
 	p[at] = tid;
 	r->ndone++;
 	r->opened++;
-	return open_filters(st, r->from, r->to, tid, tgid, prog_only, NULL);
+	return open_filters(st, r->from, r->to, tid, tgid, prog_only, NULL, 0);
 }
 
 /* every thread of every tracked process, once; with handover, not those
@@ -860,10 +859,15 @@ int ebpf_scope_cover(struct ebpf_state *st, size_t from)
  * fails (execvp trying its PATH) leaves the old image trapping: until its
  * next exec if it had an interposer (BPF drops those calls), for good if
  * it had none. A thread gets each event once; one covered through a copy
- * it inherited gets its own too, which changes nothing. The caller holds
- * attach_lock.
+ * it inherited gets its own too, which changes nothing. how:
+ * EBPF_COVER_EXEC every event, EBPF_COVER_PROG only those of program
+ * files (its interposer records it from its first call: early.c), both
+ * at the exec; EBPF_COVER_NOW every event it lacks, on a thread that
+ * execed already (early.c's guess was wrong), which walks every process
+ * mapping the files. The caller holds attach_lock.
  */
-int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid)
+int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid,
+			  int how)
 {
 	unsigned char *have;
 	uint64_t t0;
@@ -885,7 +889,9 @@ int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid)
 			have[st->scope_fd_tag[i].ev] = 1;
 		}
 	}
-	err = open_filters(st, 0, st->scope_nevs, tid, tgid, 0, have);
+	err = open_filters(st, 0, st->scope_nevs, tid, tgid,
+			   how == EBPF_COVER_PROG, have,
+			   how != EBPF_COVER_NOW);
 	free(have);
 	st->scope_exec_covers++;
 	st->scope_ns += ebpf_now_ns() - t0;
@@ -1098,7 +1104,16 @@ void ebpf_scope_done(struct ebpf_state *st)
 						   (double)st->hello_lat_n :
 					   0.0,
 			 (double)st->hello_lat_max / 1e6);
+		ebpf_log(st, MT_LOG_DEBUG,
+			 "early: %llu execs guessed the interposer's, %llu seen so, %llu of them asked; %llu handed over at their hello after all",
+			 (unsigned long long)st->early_guessed,
+			 (unsigned long long)st->early_confirmed,
+			 (unsigned long long)st->early_asked,
+			 (unsigned long long)st->early_wrong);
 	}
+	free(st->early);
+	st->early = NULL;
+	st->nearly = 0;
 	for (size_t i = 0; i < st->scope_nfds; i++) {
 		close(st->scope_fds[i]);
 	}

@@ -59,6 +59,7 @@
 #include <memtrack/event.h>
 
 #include "execcheck.h"
+#include "gate-ask.h"
 #include "interpose-stacks.h"
 #include "meta-chunk.h"
 #include "optional.h"
@@ -615,6 +616,12 @@ static void attach(void)
 	}
 	handover = !why && (__atomic_load_n(&shm->handover,
 					    __ATOMIC_RELAXED) & PL_HO_ON);
+	if (handover && nfilters == 1 && !quiet &&
+	    syscall(MT_GATE_ASK_NR, MT_GATE_ASK_MAGIC) == MT_GATE_ASK_YOURS) {
+		/* the gate saw us mapped first and gave the process no
+		 * uprobes: every call is ours from this one on (gate-ask.h) */
+		handover = 0;
+	}
 	find_tid_offset(!quiet);
 	/* attach runs before the program's threads: this is the main one */
 	my_pid = tid_offset >= 0 || quiet ? (int32_t)thread_id() :
