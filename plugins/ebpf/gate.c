@@ -568,7 +568,17 @@ static long gate_handle(struct ebpf_state *st, int lfd,
 		/* what it runs attached, then its calls are ours until its
 		 * interposer says hello, or its interposer's from the
 		 * first (early.c) */
-		int drops = exec_drops_inherited(full);
+		int drops;
+
+		if (faccessat(AT_FDCWD, full, F_OK, AT_EACCESS) &&
+		    (errno == ENOENT || errno == ENOTDIR)) {
+			/* execvp trying a directory of PATH: the exec fails
+			 * the same way. Events opened for it would wait for
+			 * the thread's next exec and trap there, whoever
+			 * records that image */
+			return -1;
+		}
+		drops = exec_drops_inherited(full);
 
 		gate_image(st, pid, full, path);
 		tgid = tgid_of(pid, &nfilters);
