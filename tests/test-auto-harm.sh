@@ -7,6 +7,13 @@
 #            event after it, in memtrack's memory, until the recording
 #            ended (300000 at once). Now it goes on at once, counted and
 #            said, and holds nothing back.
+#   question the interposer's question to the exec gate (common/gate-ask.h)
+#            asked by the program itself, once its interposer asked:
+#            "not yours" (0), and without the magic ENOSYS; it changes
+#            nothing of what is recorded (alloc-basic's lines after it).
+#            python's subprocess closes every descriptor before its exec
+#            of alloc-basic: the gate still guesses right, the interposer
+#            reaching the shared memory through /proc as root.
 # Needs root and BPF: skips (77) without, fails under
 # MEMTRACK_REQUIRE_BPF=1.
 set -u
@@ -39,5 +46,25 @@ if [ "${peak:-0}" -lt 30000 ]; then
 else
 	fail "future: $peak events held at once"
 fi
+
+# a program asking the gate what only its interposer should
+cat >"$T/ask.py" <<'PEOF'
+import ctypes, os, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+r = libc.syscall(ctypes.c_long(0x4d5400), ctypes.c_ulong(0x6d656d747261636b))
+e = libc.syscall(ctypes.c_long(0x4d5400), ctypes.c_ulong(1))
+print("answer %d; stray %d errno %d" % (r, e, ctypes.get_errno()))
+sys.stdout.flush()
+subprocess.run([sys.argv[1]])
+PEOF
+expect_exit 0 "question: exit 0" -- timeout 60 "$MT" -vv --source auto \
+	--sink "file:$T/q.mt" -- /usr/bin/python3 "$T/ask.py" \
+	"$MT_BUILDDIR/tests/progs/alloc-basic"
+has "$T/out" "question: not yours, and ENOSYS without the magic" \
+	"^answer 0; stray -1 errno 38$"
+has "$T/err" "question: python3 and alloc-basic recorded from their exec" \
+	"early: 2 execs guessed the interposer's, 2 seen so, 2 of them asked; 0 handed over"
+count question "$T/q.mt" 10001 1
 
 finish

@@ -39,8 +39,9 @@
  *    the answer "not yours".
  *
  * A process the gate said "yours" to at step 2 that ends without asking
- * (its interposer could not start) was recorded by nobody: said at its
- * end, with its pid. Sampling keeps the hello (the eBPF half's sampler
+ * made no allocator call through the interposer (each asks first): it
+ * was killed before, or its interposer could not start, which the
+ * interposer says; -v says it at its end, with its pid. Sampling keeps the hello (the eBPF half's sampler
  * waits for each image's hello), so does a scope without per-process
  * events (scope=system, an older kernel): every process traps there
  * anyway. Source arg early=0 turns this off.
@@ -185,8 +186,44 @@ end:
 	return ok;
 }
 
-/* "fd:pid:ino": is fd open in process pid as that file, and kept across
- * the exec (the interposer's first try: reach_fd())? */
+/* May process pid open /proc/<us>/fd/N (the interposer's second try:
+ * reach_fd())? Root with CAP_SYS_PTRACE in our pid namespace may; any
+ * doubt is a no. */
+static int proc_fd_reachable(pid_t pid)
+{
+	char path[64], line[256];
+	struct stat ours, its;
+	int root = 0, ptrace = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	if (stat("/proc/self/ns/pid", &ours) || stat(path, &its) ||
+	    ours.st_ino != its.st_ino || ours.st_dev != its.st_dev) {
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f) {
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long r, e, s, fs;
+
+		if (sscanf(line, "Uid: %lu %lu %lu %lu", &r, &e, &s, &fs) == 4) {
+			root = e == 0 && fs == 0;
+		} else if (!strncmp(line, "CapEff:", 7)) {
+			ptrace = (strtoull(line + 7, NULL, 16) >> 19) & 1;
+		}
+	}
+	fclose(f);
+	return root && ptrace;
+}
+
+/* "fd:pid:ino": will the interposer reach the shared memory? fd open in
+ * process pid as that file and kept across the exec, or ours to open
+ * through /proc (reach_fd(): a program that closed it, python's
+ * subprocess closing every descriptor). The exec keeps the process's
+ * credentials but for a set-id file, which is not guessed. */
 static int shm_reachable(pid_t pid, const char *v)
 {
 	unsigned long long fd, owner, ino;
@@ -199,24 +236,28 @@ static int shm_reachable(pid_t pid, const char *v)
 	    fd > INT_MAX) {
 		return 0;
 	}
-	(void)owner;
 	snprintf(path, sizeof(path), "/proc/%d/fd/%llu", (int)pid, fd);
-	if (stat(path, &sb) || (unsigned long long)sb.st_ino != ino) {
-		return 0;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%llu", (int)pid, fd);
-	f = fopen(path, "re");
-	if (!f) {
-		return 0;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "flags:", 6)) {
-			keep = !(strtoul(line + 6, NULL, 8) & O_CLOEXEC);
-			break;
+	if (!stat(path, &sb) && (unsigned long long)sb.st_ino == ino) {
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%llu", (int)pid,
+			 fd);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			if (!strncmp(line, "flags:", 6)) {
+				keep = !(strtoul(line + 6, NULL, 8) &
+					 O_CLOEXEC);
+				break;
+			}
+		}
+		if (f) {
+			fclose(f);
 		}
 	}
-	fclose(f);
-	return keep;
+	if (keep) {
+		return 1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%llu", fd);
+	return owner == (unsigned long long)getpid() && !stat(path, &sb) &&
+	       (unsigned long long)sb.st_ino == ino && proc_fd_reachable(pid);
 }
 
 /* The environment the exec of pid passes (envp in its memory): does it
@@ -445,6 +486,11 @@ long ebpf_early_ask(struct ebpf_state *st, pid_t tid, pid_t tgid,
 	return answer;
 }
 
+int ebpf_early_has(struct ebpf_state *st, pid_t tgid)
+{
+	return early_find(st, tgid) != NULL;
+}
+
 void ebpf_early_forget(struct ebpf_state *st, pid_t tgid)
 {
 	struct ebpf_early *e;
@@ -456,8 +502,10 @@ void ebpf_early_forget(struct ebpf_state *st, pid_t tgid)
 	e = early_find(st, tgid);
 	if (e && e->state == EARLY_YOURS) {
 		st->early_unasked++;
-		ebpf_log(st, MT_LOG_WARN,
-			 "process %d ended without its interposer starting, which the exec gate had given no uprobes: its allocations were not recorded",
+		/* killed before its constructors, or its interposer could
+		 * not start (which the interposer says itself) */
+		ebpf_log(st, MT_LOG_INFO,
+			 "process %d ended before its interposer started; the exec gate had given it no uprobes",
 			 (int)tgid);
 	}
 	if (e) {

@@ -375,6 +375,9 @@ void ebpf_early_mmap(struct ebpf_state *st, pid_t pid, const struct stat *sb);
 long ebpf_early_ask(struct ebpf_state *st, pid_t tid, pid_t tgid,
 		    uint64_t magic);
 void ebpf_early_forget(struct ebpf_state *st, pid_t tgid);
+/* a guess or a process the interposer records from its exec; the
+ * caller holds attach_lock */
+int ebpf_early_has(struct ebpf_state *st, pid_t tgid);
 void ebpf_early_interposer(struct ebpf_state *st, int fd);
 void ebpf_scope_gone(struct ebpf_state *st, pid_t tgid);
 void ebpf_scope_done(struct ebpf_state *st);

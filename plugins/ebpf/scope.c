@@ -779,9 +779,12 @@ static int cover_pass(struct ebpf_state *st, struct cover_run *r)
 
 		key = next;
 		prev = &key;
+		/* early.c's guesses too: one taken back gets every event
+		 * there is at that moment */
 		prog_only = st->handover &&
 			    (bpf_map_lookup_elem(tfd, &key, &val) ||
-			     (val & MT_TR_INTERPOSED));
+			     (val & MT_TR_INTERPOSED) ||
+			     ebpf_early_has(st, (pid_t)key));
 		snprintf(path, sizeof(path), "/proc/%u/task", next);
 		d = opendir(path);
 		if (!d) {
@@ -1105,11 +1108,12 @@ void ebpf_scope_done(struct ebpf_state *st)
 					   0.0,
 			 (double)st->hello_lat_max / 1e6);
 		ebpf_log(st, MT_LOG_DEBUG,
-			 "early: %llu execs guessed the interposer's, %llu seen so, %llu of them asked; %llu handed over at their hello after all",
+			 "early: %llu execs guessed the interposer's, %llu seen so, %llu of them asked; %llu handed over at their hello after all; %llu ended before asking",
 			 (unsigned long long)st->early_guessed,
 			 (unsigned long long)st->early_confirmed,
 			 (unsigned long long)st->early_asked,
-			 (unsigned long long)st->early_wrong);
+			 (unsigned long long)st->early_wrong,
+			 (unsigned long long)st->early_unasked);
 	}
 	free(st->early);
 	st->early = NULL;
