@@ -59,6 +59,14 @@ static void trace(const char *source, const char *const *argv,
 		      source, t->status, t->err);
 }
 
+/* The end of a -vv stderr: Check refuses a message past 4 KiB */
+static const char *err_tail(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 3000 ? s + n - 3000 : s;
+}
+
 #define MAX_PROCS 16
 #define NKINDS (MT_EV_ALIGNED_ALLOC + 1)
 
@@ -191,7 +199,7 @@ START_TEST(test_mixed_tree)
 		trace_v(src, "-vv", argv, &ta);
 		ck_assert_msg(check_lines(&ta, src) == 0,
 			      "%s: a line of a program is not one event:\n%s",
-			      src, ta.err);
+			      src, err_tail(ta.err));
 		per_proc(&ta, &pa);
 		ck_assert_uint_eq(pa.n, 6);
 		for (i = 0; i < pa.n; i++) {
@@ -203,9 +211,17 @@ START_TEST(test_mixed_tree)
 				 * does not (README) */
 				size_t more = i == 1 && (k == MT_EV_MALLOC ||
 							 k == MT_EV_FREE);
+				/* the block dash's child may take for the
+				 * command's environment before the exec, the
+				 * same pid: auto's environment is longer by
+				 * two variables and by memtrack's pid's
+				 * digits (README, "Which source": +1 malloc) */
+				size_t dash = k == MT_EV_MALLOC &&
+					      pa.count[i][k] + more ==
+						      pe.count[i][k] + 1;
 
 				ck_assert_msg(pa.count[i][k] + more ==
-						      pe.count[i][k],
+						      pe.count[i][k] + dash,
 					      "program %zu of \"%s\": %zu events of kind %u under %s, %zu under ebpf",
 					      i, cmd, pa.count[i][k], k, src,
 					      pe.count[i][k]);
@@ -216,15 +232,15 @@ START_TEST(test_mixed_tree)
 		 * then execs alloc-basic without LD_PRELOAD: its process
 		 * ends the uprobes') */
 		ck_assert_msg(strstr(ta.err, "processes recorded: 3 by the interposer, 4 by uprobes"),
-			      "%s", ta.err);
+			      "%s", err_tail(ta.err));
 		/* from their exec: the shell, alloc-basic, alloc-cxx and
 		 * env (static, own malloc, set-uid and without LD_PRELOAD
 		 * are not guessed); none says hello */
 		ck_assert_msg(strstr(ta.err, early ? "early: 4 execs guessed the interposer's, 4 seen so, 4 of them asked; 0 handed over at their hello after all" :
 						     "early: 0 execs guessed"),
-			      "%s: %s", src, ta.err);
+			      "%s: %s", src, err_tail(ta.err));
 		ck_assert_msg(strstr(ta.err, early ? " 0 hellos" : " 4 hellos"),
-			      "%s: %s", src, ta.err);
+			      "%s: %s", src, err_tail(ta.err));
 		ebpf_trace_free(&ta);
 	}
 	ebpf_trace_free(&te);
@@ -252,27 +268,67 @@ START_TEST(test_early_wrong)
 	snprintf(cmd, sizeof(cmd), "LD_PRELOAD=%s/tests/progs/libctor.so:$LD_PRELOAD %s; true",
 		 ebpf_builddir(), ebpf_prog("alloc-basic"));
 	trace_v("auto", "-vv", argv, &ta);
-	ck_assert_msg(check_lines(&ta, "auto") == 0, "auto:\n%s", ta.err);
+	ck_assert_msg(check_lines(&ta, "auto") == 0, "auto:\n%s",
+		      err_tail(ta.err));
 	ck_assert_msg(strstr(ta.err, "early: 2 execs guessed the interposer's, 1 seen so, 1 of them asked; 1 handed over at their hello after all") &&
 			      strstr(ta.err, "another file was mapped first") &&
 			      strstr(ta.err, " 1 hellos"),
-		      "%s", ta.err);
-	ck_assert_msg(ebpf_count_size(&ta, 10202) == 1, "%s", ta.err);
+		      "%s", err_tail(ta.err));
+	ck_assert_msg(ebpf_count_size(&ta, 10202) == 1, "%s",
+		      err_tail(ta.err));
 	ck_assert_msg(strstr(ta.err, "processes recorded: 2 by the interposer, 0 by uprobes"),
-		      "%s", ta.err);
-	/* the same counts as uprobes alone give */
+		      "%s", err_tail(ta.err));
+	/* the same counts as uprobes alone give, but for the block dash's
+	 * child may take for the command's environment before its exec,
+	 * longer under auto (README, "Which source": +1 malloc; 1 CI run,
+	 * and here with 25 more variables) */
 	trace("ebpf", argv, &te);
 	per_proc(&ta, &pa);
 	per_proc(&te, &pe);
 	ck_assert_uint_eq(pa.n, 1);
 	ck_assert_uint_eq(pe.n, 1);
 	for (unsigned int k = MT_EV_MALLOC; k < NKINDS; k++) {
-		ck_assert_msg(pa.count[0][k] == pe.count[0][k],
+		size_t dash = k == MT_EV_MALLOC &&
+			      pa.count[0][k] == pe.count[0][k] + 1;
+
+		ck_assert_msg(pa.count[0][k] == pe.count[0][k] + dash,
 			      "kind %u: %zu under auto, %zu under ebpf", k,
 			      pa.count[0][k], pe.count[0][k]);
 	}
 	ebpf_trace_free(&ta);
 	ebpf_trace_free(&te);
+}
+END_TEST
+
+/*
+ * A hello read late (MEMTRACK_TEST_HELLO_LATE_MS=100: the host busy):
+ * env, handed over at its hello (early=0), execs phases without
+ * LD_PRELOAD before the host has read that hello. The new image's events,
+ * opened at its exec, must stay open when the hello's are closed: phases
+ * allocates 1 MiB at once, then 2 x 1 MiB 150 ms later, all recorded by
+ * uprobes. They were taken for env's and closed with them, and the two
+ * later ones were lost (every run here; 1 run in ~50 of the mixed tree).
+ */
+START_TEST(test_hello_late)
+{
+	const char *env = access("/usr/bin/env", X_OK) ? "/bin/env" :
+							 "/usr/bin/env";
+	const char *argv[] = { env, "-i", ebpf_prog("phases"), NULL };
+	struct ebpf_trace t;
+	size_t mib = 0;
+
+	setenv("MEMTRACK_TEST_HELLO_LATE_MS", "100", 1);
+	trace_v("auto:early=0", "-v", argv, &t);
+	unsetenv("MEMTRACK_TEST_HELLO_LATE_MS");
+	for (size_t i = 0; i < t.nev; i++) {
+		mib += t.ev[i].kind == MT_EV_MALLOC &&
+		       t.ev[i].size == 1u << 20;
+	}
+	ck_assert_msg(mib == 3, "%zu mallocs of 1 MiB: %s", mib,
+		      err_tail(t.err));
+	ck_assert_msg(strstr(t.err, "processes recorded: 0 by the interposer, 1 by uprobes"),
+		      "%s", err_tail(t.err));
+	ebpf_trace_free(&t);
 }
 END_TEST
 
@@ -419,6 +475,7 @@ static Suite *auto_suite(void)
 	tcase_add_test(tc, test_mixed_tree);
 	tcase_add_test(tc, test_handover);
 	tcase_add_test(tc, test_early_wrong);
+	tcase_add_test(tc, test_hello_late);
 	tcase_add_test(tc, test_ahead);
 	tcase_add_test(tc, test_default);
 	tcase_add_test(tc, test_bad_option);

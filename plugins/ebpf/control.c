@@ -19,8 +19,10 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/types.h>
 
 #include <bpf/bpf.h>
@@ -166,6 +168,13 @@ int ebpf_on_ctl(void *ctx, void *data, size_t len)
 	}
 	if (c->type == MT_CTL_HELLO) {
 		/* not a stop: its interposer records it from now on */
+		const char *late = getenv("MEMTRACK_TEST_HELLO_LATE_MS");
+
+		if (late) {
+			/* tests: a host that reads the hello late, after
+			 * its process went on to exec (test-auto.c) */
+			usleep((useconds_t)strtoul(late, NULL, 10) * 1000);
+		}
 		st->hellos++;
 		ebpf_sample_hello(st, (int32_t)c->end, c->start, c->ts);
 		ebpf_scope_release(st, (pid_t)c->tgid, c->ts);

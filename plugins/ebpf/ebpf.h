@@ -345,6 +345,7 @@ struct ebpf_scope_tag {
 	pid_t tid;
 	uint32_t ev; /* index in scope_evs */
 	int prog;
+	uint64_t opened; /* CLOCK_MONOTONIC ns, as a hello's trap time */
 };
 /* scope.c: uprobes limited to the traced tree (see there). init decides,
  * before the BPF object is loaded; attach adds one probe to the event of

@@ -715,6 +715,7 @@ static int open_filters(struct ebpf_state *st, size_t from, size_t to,
 			const unsigned char *have, int at_exec)
 {
 	int inherit = at_exec ? 2 : 1;
+	uint64_t now = ebpf_now_ns();
 	size_t i;
 
 	if (fds_reserve(st, to - from)) {
@@ -737,6 +738,7 @@ static int open_filters(struct ebpf_state *st, size_t from, size_t to,
 		st->scope_fd_tag[st->scope_nfds].tid = tid;
 		st->scope_fd_tag[st->scope_nfds].ev = (uint32_t)i;
 		st->scope_fd_tag[st->scope_nfds].prog = st->scope_evs[i].prog;
+		st->scope_fd_tag[st->scope_nfds].opened = now;
 		st->scope_fds[st->scope_nfds++] = fd;
 		st->scope_opens++;
 	}
@@ -880,16 +882,27 @@ int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid,
 		return 0;
 	}
 	t0 = ebpf_now_ns();
-	/* what this thread has of its own already: execvp tries each
-	 * directory of PATH, an exec each */
 	have = calloc(st->scope_nevs, 1);
 	if (!have) {
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < st->scope_nfds; i++) {
-		if (st->scope_fd_tag[i].tgid == tgid &&
-		    st->scope_fd_tag[i].tid == tid) {
-			have[st->scope_fd_tag[i].ev] = 1;
+	if (how == EBPF_COVER_NOW) {
+		/* the image's own, opened at its exec: those of program
+		 * files (early.c) */
+		for (size_t i = 0; i < st->scope_nevs; i++) {
+			have[i] = (unsigned char)st->scope_evs[i].prog;
+		}
+	} else if (!st->handover) {
+		/* what this thread has of its own already: execvp tries
+		 * each directory of PATH, an exec each. Not with handover,
+		 * where an exec of a path that does not exist gets none
+		 * (gate.c), and what the thread has may be its old image's,
+		 * which a hello not read yet closes (ebpf_scope_release()) */
+		for (size_t i = 0; i < st->scope_nfds; i++) {
+			if (st->scope_fd_tag[i].tgid == tgid &&
+			    st->scope_fd_tag[i].tid == tid) {
+				have[st->scope_fd_tag[i].ev] = 1;
+			}
 		}
 	}
 	err = open_filters(st, 0, st->scope_nevs, tid, tgid,
@@ -1034,9 +1047,14 @@ void ebpf_scope_release(struct ebpf_state *st, pid_t tgid, uint64_t hello_ts)
 		pthread_mutex_lock(&st->rel_lock);
 	}
 	for (i = 0; i < st->scope_nfds; i++) {
-		/* the functions of program files stay ours (MT_CK_PROG) */
+		/* the functions of program files stay ours (MT_CK_PROG);
+		 * so do events opened after the trap: the hello is read
+		 * late, and its process may have exec'd meanwhile, a new
+		 * image with events of its own (an env -i child of an
+		 * interposed env lost every call to this) */
 		if (st->scope_fd_tag[i].tgid == tgid &&
-		    !st->scope_fd_tag[i].prog) {
+		    !st->scope_fd_tag[i].prog &&
+		    st->scope_fd_tag[i].opened < hello_ts) {
 			if (release_queue(st, st->scope_fds[i], hello_ts)) {
 				close(st->scope_fds[i]);
 			} else {
