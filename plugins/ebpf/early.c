@@ -118,39 +118,23 @@ static int elf_early(int fd)
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
-	size_t phnum, i;
-	int interp = 0, dynsym = 0, ok = 0;
+	char buf[PATH_MAX];
+	const char *base;
+	int dynsym = 0, ok = 0;
 
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_machine != EARLY_MACHINE ||
-	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
-	    elf_getphdrnum(elf, &phnum)) {
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
 		goto end;
 	}
-	for (i = 0; i < phnum && !interp; i++) {
-		GElf_Phdr ph;
-		char buf[PATH_MAX];
-		const char *base;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_INTERP) {
-			continue;
-		}
-		if (!ph.p_filesz || ph.p_filesz >= sizeof(buf) ||
-		    pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) !=
-			    (ssize_t)ph.p_filesz ||
-		    buf[ph.p_filesz - 1] != '\0') {
-			goto end;
-		}
-		base = strrchr(buf, '/');
-		base = base ? base + 1 : buf;
-		if (strncmp(base, "ld-linux", 8)) {
-			goto end; /* not glibc's */
-		}
-		interp = 1;
-	}
-	if (!interp) {
+	if (ebpf_elf_interp(fd, buf, sizeof(buf))) {
 		goto end; /* static, or a loader run by itself */
+	}
+	base = strrchr(buf, '/');
+	base = base ? base + 1 : buf;
+	if (strncmp(base, "ld-linux", 8)) {
+		goto end; /* not glibc's */
 	}
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -164,7 +148,7 @@ static int elf_early(int fd)
 		dynsym = 1;
 		d = elf_getdata(scn, NULL);
 		n = d ? sh.sh_size / sh.sh_entsize : 0;
-		for (i = 0; i < n; i++) {
+		for (size_t i = 0; i < n; i++) {
 			GElf_Sym sym;
 			const char *name;
 
@@ -320,25 +304,18 @@ static int env_early(pid_t pid, uint64_t envp)
  * -1 if it is not one to guess on. */
 static int exec_file(pid_t pid, const char *full)
 {
-	char head[256], next[PATH_MAX + 64], *p, *e;
+	char head[256], next[PATH_MAX + 64], *p;
 	int fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	ssize_t n;
 
 	if (fd < 0) {
 		return -1;
 	}
-	n = pread(fd, head, sizeof(head) - 1, 0);
-	if (n < 2 || head[0] != '#' || head[1] != '!') {
+	p = ebpf_shebang(head, pread(fd, head, sizeof(head) - 1, 0));
+	if (!p) {
 		return fd;
 	}
 	close(fd);
-	head[n] = '\0';
-	for (p = head + 2; *p == ' ' || *p == '\t'; p++) {
-	}
-	for (e = p; *e && *e != ' ' && *e != '\t' && *e != '\n'; e++) {
-	}
-	*e = '\0';
-	if (!*p || mt_proc_path(pid, AT_FDCWD, p, next, sizeof(next))) {
+	if (mt_proc_path(pid, AT_FDCWD, p, next, sizeof(next))) {
 		return -1;
 	}
 	return open(next, O_RDONLY | O_NONBLOCK | O_CLOEXEC);

@@ -367,6 +367,11 @@ int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid,
 			  int how);
 void ebpf_scope_release(struct ebpf_state *st, pid_t tgid, uint64_t hello_ts);
 
+/* gate.c: PT_INTERP of the ELF file fd into buf (0, or -1: none); the
+ * interpreter a "#!" line of head names (n bytes read), cut in place */
+int ebpf_elf_interp(int fd, char *buf, size_t size);
+char *ebpf_shebang(char *head, ssize_t n);
+
 struct stat;
 /* early.c (handover): the gate's guess at an exec, its check at the
  * image's first executable mapping, the interposer's question, an exit */

@@ -104,7 +104,7 @@ static int read_path(pid_t pid, uint64_t addr, char *buf, size_t size)
 }
 
 /* PT_INTERP of the ELF file fd, into buf; 0 or -1 (none). */
-static int elf_interp(int fd, char *buf, size_t size)
+int ebpf_elf_interp(int fd, char *buf, size_t size)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	size_t phnum, i;
@@ -133,6 +133,24 @@ end:
 		elf_end(elf);
 	}
 	return ret;
+}
+
+/* The interpreter a "#!" line of head (n bytes read, room for one more)
+ * names, cut in place; NULL if it has none. */
+char *ebpf_shebang(char *head, ssize_t n)
+{
+	char *p, *e;
+
+	if (n < 2 || head[0] != '#' || head[1] != '!') {
+		return NULL;
+	}
+	head[n] = '\0';
+	for (p = head + 2; *p == ' ' || *p == '\t'; p++) {
+	}
+	for (e = p; *e && *e != ' ' && *e != '\t' && *e != '\n'; e++) {
+	}
+	*e = '\0';
+	return *p ? p : NULL;
 }
 
 /* Is the file of sb handled already? */
@@ -348,7 +366,7 @@ static void gate_file(struct ebpf_state *st, int fd, const struct stat *sb,
 static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 		      const char *shown, int depth, struct gate_image *img)
 {
-	char head[256], next[PATH_MAX + 64], *p, *e;
+	char head[256], next[PATH_MAX + 64], *p;
 	struct stat sb;
 	ssize_t n;
 	int fd, known;
@@ -369,15 +387,8 @@ static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 		return;
 	}
 	n = pread(fd, head, sizeof(head) - 1, 0);
-	if (n >= 2 && head[0] == '#' && head[1] == '!' &&
-	    depth < GATE_MAX_DEPTH) {
-		head[n] = '\0';
-		for (p = head + 2; *p == ' ' || *p == '\t'; p++) {
-		}
-		for (e = p; *e && *e != ' ' && *e != '\t' && *e != '\n'; e++) {
-		}
-		*e = '\0';
-		if (*p && !mt_proc_path(pid, AT_FDCWD, p, next, sizeof(next))) {
+	if ((p = ebpf_shebang(head, n)) && depth < GATE_MAX_DEPTH) {
+		if (!mt_proc_path(pid, AT_FDCWD, p, next, sizeof(next))) {
 			gate_exec(st, pid, next, p, depth + 1, img);
 		}
 	} else if (n >= 4 && !memcmp(head, "\177ELF", 4)) {
@@ -387,7 +398,7 @@ static void gate_exec(struct ebpf_state *st, pid_t pid, const char *path,
 		if (!known) {
 			gate_file(st, fd, &sb, shown);
 		}
-		has_interp = !elf_interp(fd, interp, sizeof(interp));
+		has_interp = !ebpf_elf_interp(fd, interp, sizeof(interp));
 		if (img) {
 			img->found = 1;
 			img->dev = mt_kernel_dev(major(sb.st_dev),
