@@ -481,6 +481,24 @@ static void print_procs(const char *tree, const char *source,
 	}
 }
 
+/* argv recorded under ebpf and under auto (e, a), per process (pe, pa),
+ * both printed; each has n processes */
+static void record_tree(const char *tree, const char *const *argv,
+			size_t n, struct ebpf_trace *e, struct ebpf_trace *a,
+			struct proc_counts *pe, struct proc_counts *pa)
+{
+	size_t ne, na;
+
+	record("ebpf", argv, e);
+	record("auto", argv, a);
+	ne = per_process(e, pe);
+	na = per_process(a, pa);
+	print_procs(tree, "ebpf", pe, ne);
+	print_procs(tree, "auto", pa, na);
+	ck_assert_uint_eq(ne, n);
+	ck_assert_uint_eq(na, n);
+}
+
 /*
  * make -j2 of a small project under ebpf and under auto (address
  * randomization off, inherited): four targets, each a shell (its command
@@ -513,7 +531,8 @@ START_TEST(test_tree_make)
 	struct proc_counts pe[MAX_TREE_PROCS], pa[MAX_TREE_PROCS];
 	struct ebpf_trace e, a;
 	char path[160];
-	size_t ne, na, dashes = 0;
+	const size_t n = 9;
+	size_t dashes = 0;
 	int64_t spawn;
 	FILE *f;
 
@@ -526,15 +545,8 @@ START_TEST(test_tree_make)
 	fprintf(f, "all: t1 t2 t3 t4\nt1 t2 t3 t4:\n\t@%s >/dev/null\n",
 		ebpf_prog("alloc-basic"));
 	ck_assert_int_eq(fclose(f), 0);
-	record("ebpf", argv, &e);
-	record("auto", argv, &a);
-	ne = per_process(&e, pe);
-	na = per_process(&a, pa);
-	print_procs("make -j2", "ebpf", pe, ne);
-	print_procs("make -j2", "auto", pa, na);
 	/* make; per target a shell and alloc-basic */
-	ck_assert_uint_eq(ne, 9);
-	ck_assert_uint_eq(na, 9);
+	record_tree("make -j2", argv, n, &e, &a, pe, pa);
 	/* the root: make (setarch execs it) */
 	spawn = (int64_t)(pa[0].count[MT_EV_REALLOC] -
 			  pe[0].count[MT_EV_REALLOC]);
@@ -563,10 +575,10 @@ START_TEST(test_tree_make)
 	/* the others: each process of auto's is one of ebpf's, the same
 	 * or a shell */
 	dash[MT_EV_MALLOC] = 2;
-	for (size_t i = 1; i < na; i++) {
+	for (size_t i = 1; i < n; i++) {
 		size_t j;
 
-		for (j = 1; j < ne; j++) {
+		for (j = 1; j < n; j++) {
 			if (pe[j].matched) {
 				continue;
 			}
@@ -578,7 +590,7 @@ START_TEST(test_tree_make)
 				break;
 			}
 		}
-		ck_assert_msg(j < ne,
+		ck_assert_msg(j < n,
 			      "make -j2: auto's process %d is none of ebpf's (see the table above)",
 			      (int)pa[i].pid);
 		pe[j].matched = 1;
@@ -608,7 +620,6 @@ START_TEST(test_tree_gcc)
 			       "-O2", "-o", out, src, NULL };
 	struct proc_counts pe[MAX_TREE_PROCS], pa[MAX_TREE_PROCS];
 	struct ebpf_trace e, a;
-	size_t ne, na;
 	FILE *f;
 
 	if (!have(argv[0]) || !have(argv[2])) {
@@ -620,16 +631,9 @@ START_TEST(test_tree_gcc)
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "#include <stdio.h>\nint main(void)\n{\n\tputs(\"hello\");\n\treturn 0;\n}\n");
 	ck_assert_int_eq(fclose(f), 0);
-	record("ebpf", argv, &e);
-	record("auto", argv, &a);
-	ne = per_process(&e, pe);
-	na = per_process(&a, pa);
-	print_procs("gcc", "ebpf", pe, ne);
-	print_procs("gcc", "auto", pa, na);
 	/* gcc, cc1, as, collect2, ld */
-	ck_assert_uint_eq(ne, 5);
-	ck_assert_uint_eq(na, 5);
-	for (size_t i = 0; i < na; i++) {
+	record_tree("gcc", argv, 5, &e, &a, pe, pa);
+	for (size_t i = 0; i < 5; i++) {
 		for (unsigned int k = 0; k < MT_EV_KIND_COUNT; k++) {
 			uint64_t ce = pe[i].count[k], ca = pa[i].count[k];
 
