@@ -12,8 +12,10 @@
  * The path process pid would open for (dirfd, path), as a path memtrack
  * can open, into out: an absolute path under /proc/PID/root; a relative
  * one under /proc/PID/cwd (dirfd AT_FDCWD) or /proc/PID/fd/DIRFD; an empty
- * path with a dirfd is that fd itself (AT_EMPTY_PATH). Symlinks inside are
- * still followed from memtrack's root. Returns 0, or -ENAMETOOLONG.
+ * path with a dirfd is that fd itself (AT_EMPTY_PATH); /proc/self and
+ * /proc/thread-self are /proc/PID (a tid names its thread). Other symlinks
+ * inside are still followed from memtrack's root. Returns 0, or
+ * -ENAMETOOLONG.
  */
 int mt_proc_path(pid_t pid, int dirfd, const char *path, char *out,
 		 size_t size);

@@ -39,6 +39,14 @@ START_TEST(test_scenario)
 }
 END_TEST
 
+/* The end of a -vv stderr: Check refuses a message past 4 KiB */
+static const char *err_tail(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 3000 ? s + n - 3000 : s;
+}
+
 static void trace_v(const char *source, const char *v,
 		    const char *const *argv, struct ebpf_trace *t)
 {
@@ -46,7 +54,7 @@ static void trace_v(const char *source, const char *v,
 
 	ck_assert_int_eq(ebpf_trace_run_source(source, opts, argv, t), 0);
 	ck_assert_msg(t->status == 0, "under %s: memtrack exited %d: %s",
-		      source, t->status, t->err);
+		      source, t->status, err_tail(t->err));
 }
 
 static void trace(const char *source, const char *const *argv,
@@ -56,15 +64,7 @@ static void trace(const char *source, const char *const *argv,
 
 	ck_assert_int_eq(ebpf_trace_run_source(source, opts, argv, t), 0);
 	ck_assert_msg(t->status == 0, "under %s: memtrack exited %d: %s",
-		      source, t->status, t->err);
-}
-
-/* The end of a -vv stderr: Check refuses a message past 4 KiB */
-static const char *err_tail(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n > 3000 ? s + n - 3000 : s;
+		      source, t->status, err_tail(t->err));
 }
 
 #define MAX_PROCS 16
@@ -333,6 +333,26 @@ START_TEST(test_hello_late)
 END_TEST
 
 /*
+ * A program that runs itself again through /proc/self/exe (Chromium's
+ * zygote): the exec gate read memtrack's own executable for it, guessed
+ * from that, and took the guess back when the interposer asked. Now both
+ * execs are guessed right and the second image's malloc is recorded once.
+ */
+START_TEST(test_exec_self)
+{
+	const char *argv[] = { ebpf_prog("exec-self"), NULL };
+	struct ebpf_trace t;
+
+	trace_v("auto", "-vv", argv, &t);
+	ck_assert_msg(check_lines(&t, "auto") == 0, "%s", err_tail(t.err));
+	ck_assert_msg(ebpf_count_size(&t, 10501) == 1, "%s", err_tail(t.err));
+	ck_assert_msg(strstr(t.err, "early: 2 execs guessed the interposer's, 2 seen so, 2 of them asked; 0 handed over at their hello after all"),
+		      "%s", err_tail(t.err));
+	ebpf_trace_free(&t);
+}
+END_TEST
+
+/*
  * The hand-over in numbers: 4 processes of alloc-storm (forked, not
  * exec'd: the interposer's from their parent's hello on) make 2000
  * malloc/free pairs each, every one recorded once; 5 processes ended, all
@@ -476,6 +496,7 @@ static Suite *auto_suite(void)
 	tcase_add_test(tc, test_handover);
 	tcase_add_test(tc, test_early_wrong);
 	tcase_add_test(tc, test_hello_late);
+	tcase_add_test(tc, test_exec_self);
 	tcase_add_test(tc, test_ahead);
 	tcase_add_test(tc, test_default);
 	tcase_add_test(tc, test_bad_option);
