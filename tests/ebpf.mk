@@ -13,10 +13,14 @@ check_PROGRAMS += tests/progs/alloc-basic tests/progs/alloc-static \
 	tests/progs/alloc-forktree tests/progs/alloc-dlopen \
 	tests/progs/alloc-toggle tests/progs/alloc-stress \
 	tests/progs/alloc-storm tests/progs/sys-mix \
-	tests/progs/alloc-dlopen-cxx tests/progs/exec-self
+	tests/progs/alloc-dlopen-cxx tests/progs/exec-self \
+	tests/progs/fork-exec
 tests_progs_exec_self_SOURCES = tests/progs/exec-self.c
 tests_progs_exec_self_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_exec_self_CFLAGS = $(PROG_CFLAGS)
+tests_progs_fork_exec_SOURCES = tests/progs/fork-exec.c
+tests_progs_fork_exec_CPPFLAGS = $(PROG_CPPFLAGS)
+tests_progs_fork_exec_CFLAGS = $(PROG_CFLAGS)
 tests_progs_alloc_basic_SOURCES = tests/progs/alloc-basic.c
 tests_progs_alloc_basic_CPPFLAGS = $(PROG_CPPFLAGS)
 tests_progs_alloc_basic_CFLAGS = $(PROG_CFLAGS)

@@ -333,6 +333,96 @@ START_TEST(test_hello_late)
 END_TEST
 
 /*
+ * An exec by a process recorded by uprobes keeps the uprobes' filter
+ * events its thread carries (plugins/ebpf/scope.c: exec_carried()), as
+ * under the eBPF source, instead of opening a set of its own beside them:
+ * `env -i` runs a shell without LD_PRELOAD, whose children alloc-basic and
+ * alloc-cxx (which maps libstdc++: new events, added to the set the
+ * process carries) run on the shell's set. Each line once, the counts of
+ * the eBPF source, with the interposer's processes recorded from their
+ * exec and from their hello.
+ */
+START_TEST(test_carried)
+{
+	const char *env = access("/usr/bin/env", X_OK) ? "/bin/env" :
+							 "/usr/bin/env";
+	char cmd[4 * PATH_MAX];
+	const char *argv[] = { env, "-i", "/bin/sh", "-c", cmd, NULL };
+	struct ebpf_trace ta, te;
+	struct per_proc pa, pe;
+
+	char basic[PATH_MAX];
+
+	/* ebpf_prog(): static storage */
+	snprintf(basic, sizeof(basic), "%s", ebpf_prog("alloc-basic"));
+	snprintf(cmd, sizeof(cmd), "%s; %s; true", basic,
+		 ebpf_prog("alloc-cxx"));
+	trace("ebpf", argv, &te);
+	per_proc(&te, &pe);
+	ck_assert_uint_eq(pe.n, 2);
+	for (int early = 1; early >= 0; early--) {
+		const char *src = early ? "auto" : "auto:early=0";
+
+		trace_v(src, "-vv", argv, &ta);
+		ck_assert_msg(check_lines(&ta, src) == 0, "%s:\n%s", src,
+			      err_tail(ta.err));
+		per_proc(&ta, &pa);
+		ck_assert_uint_eq(pa.n, 2);
+		for (size_t i = 0; i < pa.n; i++) {
+			for (unsigned int k = MT_EV_MALLOC; k < NKINDS; k++) {
+				ck_assert_msg(pa.count[i][k] == pe.count[i][k],
+					      "%s: program %zu: %zu events of kind %u, %zu under ebpf",
+					      src, i, pa.count[i][k], k,
+					      pe.count[i][k]);
+			}
+		}
+		/* the shell's exec opens a set (env is the interposer's),
+		 * its children's keep it */
+		ck_assert_msg(strstr(ta.err, "scope: 4 execs covered (2 by the events they carried)"),
+			      "%s: %s", src, err_tail(ta.err));
+		ebpf_trace_free(&ta);
+	}
+	ebpf_trace_free(&te);
+}
+END_TEST
+
+/*
+ * A process recorded by uprobes forks a child, then execs a program its
+ * interposer records (fork-exec: LD_PRELOAD empty, then set again). The
+ * child has copies of the parent's uprobe filter events; the hello of the
+ * parent's new image closed them (auto:early=0, and a wrong guess), and
+ * the child's malloc, 300 ms later, was lost. A hello now leaves the
+ * events a child has copies of (BPF's `forked`).
+ */
+START_TEST(test_fork_hello)
+{
+	char cmd[4 * PATH_MAX];
+	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct ebpf_trace t;
+
+	char fe[PATH_MAX];
+
+	snprintf(fe, sizeof(fe), "%s", ebpf_prog("fork-exec"));
+	snprintf(cmd, sizeof(cmd),
+		 "MT_TEST_LD_PRELOAD=$LD_PRELOAD LD_PRELOAD= exec %s 300 %s",
+		 fe, ebpf_prog("alloc-basic"));
+	for (int early = 1; early >= 0; early--) {
+		const char *src = early ? "auto" : "auto:early=0";
+
+		trace_v(src, "-vv", argv, &t);
+		ck_assert_msg(check_lines(&t, src) == 0, "%s:\n%s", src,
+			      err_tail(t.err));
+		ck_assert_msg(ebpf_count_size(&t, 10601) == 1,
+			      "%s: the child's malloc: %zu events: %s", src,
+			      ebpf_count_size(&t, 10601), err_tail(t.err));
+		ck_assert_msg(strstr(t.err, "processes recorded: 1 by the interposer, 1 by uprobes"),
+			      "%s: %s", src, err_tail(t.err));
+		ebpf_trace_free(&t);
+	}
+}
+END_TEST
+
+/*
  * A program that runs itself again through /proc/self/exe (Chromium's
  * zygote): the exec gate read memtrack's own executable for it, guessed
  * from that, and took the guess back when the interposer asked. Now both
@@ -496,6 +586,8 @@ static Suite *auto_suite(void)
 	tcase_add_test(tc, test_handover);
 	tcase_add_test(tc, test_early_wrong);
 	tcase_add_test(tc, test_hello_late);
+	tcase_add_test(tc, test_carried);
+	tcase_add_test(tc, test_fork_hello);
 	tcase_add_test(tc, test_exec_self);
 	tcase_add_test(tc, test_ahead);
 	tcase_add_test(tc, test_default);

@@ -215,6 +215,14 @@ struct ebpf_state {
 	size_t scope_nfds, scope_fds_cap, scope_tgids_cap;
 	uint64_t scope_opens, scope_passes, scope_waits, scope_ns;
 	uint64_t scope_exec_covers, scope_releases, scope_release_ns;
+	/* handover: the last group of filter events opened (scope.c:
+	 * `carrier`), those a hello closed (some of), the execs that kept
+	 * the events they carried */
+	uint32_t scope_group;
+	uint32_t *scope_dead;
+	size_t scope_ndead, scope_dead_cap;
+	int scope_carry_off; /* no room to note a dead group */
+	uint64_t scope_exec_carried;
 	/* what a hello releases, closed on a thread of its own (scope.c:
 	 * release_main()); rel_lock guards rel and the three stats */
 	pthread_mutex_t rel_lock;
@@ -346,6 +354,7 @@ struct ebpf_scope_tag {
 	uint32_t ev; /* index in scope_evs */
 	int prog;
 	uint64_t opened; /* CLOCK_MONOTONIC ns, as a hello's trap time */
+	uint32_t group; /* see scope.c: exec_carried() */
 };
 /* scope.c: uprobes limited to the traced tree (see there). init decides,
  * before the BPF object is loaded; attach adds one probe to the event of
@@ -365,6 +374,7 @@ int ebpf_scope_cover(struct ebpf_state *st, size_t from);
 enum { EBPF_COVER_EXEC, EBPF_COVER_PROG, EBPF_COVER_NOW };
 int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid,
 			  int how);
+void ebpf_scope_carry_lost(struct ebpf_state *st, pid_t tid);
 void ebpf_scope_release(struct ebpf_state *st, pid_t tgid, uint64_t hello_ts);
 
 /* gate.c: PT_INTERP of the ELF file fd into buf (0, or -1: none); the

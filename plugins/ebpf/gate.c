@@ -590,6 +590,9 @@ static long gate_handle(struct ebpf_state *st, int lfd,
 			return -1;
 		}
 		drops = exec_drops_inherited(full);
+		if (drops) {
+			ebpf_scope_carry_lost(st, pid);
+		}
 
 		gate_image(st, pid, full, path);
 		tgid = tgid_of(pid, &nfilters);

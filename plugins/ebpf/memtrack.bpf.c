@@ -249,6 +249,39 @@ struct {
 	__type(value, u32);
 } cloning SEC(".maps");
 
+/*
+ * Auto (no_sys_events): the filter events a thread carries. A thread
+ * whose exec the gate covered with every event there was is written
+ * here by user space (scope.c: group << 32 | the number of events); each
+ * thread it makes has copies of those events, and inherits its value
+ * (a thread of a creator without one has none). An exec keeps both. The
+ * gate reads it at an exec: a thread carrying a whole set that stays
+ * needs no set of its own, which would double the events each of its
+ * traps, context switches and clones goes through.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, u64);
+} carrier SEC(".maps");
+
+/* Auto: tgid -> when it last forked a process, its image not the
+ * interposer's. The child has copies of every filter event the process
+ * had then; a hello of the process leaves those open (scope.c). User
+ * space deletes the entry at the process's MT_CTL_GONE, after any hello
+ * of it on the ring; forked_lost counts the forks not written. */
+volatile unsigned long long forked_lost = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, u64);
+} forked SEC(".maps");
+
 /* every stop not handled yet -> when it was made (see struct mt_hold_key);
  * the watchdog of user space holds an fd of it to resume them all if
  * memtrack dies */
@@ -1283,6 +1316,19 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	clone_ends();
 	tgid = BPF_CORE_READ(child, tgid);
 	pid = BPF_CORE_READ(child, pid);
+	if (no_sys_events) {
+		/* perf copied the creator thread's events into the child */
+		u32 ptid = (u32)id;
+		u64 *cv = bpf_map_lookup_elem(&carrier, &ptid);
+
+		if (cv) {
+			u64 v = *cv;
+
+			bpf_map_update_elem(&carrier, &pid, &v, BPF_ANY);
+		} else {
+			bpf_map_delete_elem(&carrier, &pid);
+		}
+	}
 	if (tgid != pid) {
 		return 0; /* a thread: its tgid is tracked already */
 	}
@@ -1295,6 +1341,13 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY)) {
 		__sync_fetch_and_add(&untracked, 1);
 		return 0;
+	}
+	if (no_sys_events && !(one & MT_TR_INTERPOSED)) {
+		u64 now = bpf_ktime_get_ns();
+
+		if (bpf_map_update_elem(&forked, &ptgid, &now, BPF_ANY)) {
+			__sync_fetch_and_add(&forked_lost, 1);
+		}
 	}
 	if (stack_depth) {
 		/* the ids user space knows the two processes by */
@@ -1337,6 +1390,11 @@ int BPF_PROG(on_exit, struct task_struct *task)
 
 		bpf_map_delete_elem(&gated, &tid);
 	}
+	if (no_sys_events) {
+		u32 tid = (u32)id;
+
+		bpf_map_delete_elem(&carrier, &tid);
+	}
 	/* group_dead is decremented before this tracepoint */
 	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
 		u32 utgid = our_id(id) >> 32;
@@ -1357,6 +1415,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 		}
 		bpf_map_delete_elem(&tracked, &tgid);
 		bpf_map_delete_elem(&image_ts, &tgid);
+
 		maps = stack_depth ? bpf_map_lookup_elem(&unw_procs, &utgid) :
 				     NULL;
 		if (maps && maps->nchunks) {
@@ -1376,7 +1435,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 }
 
 SEC("raw_tp/sched_process_exec")
-int BPF_PROG(on_exec, struct task_struct *task)
+int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	struct mt_file_key key;
@@ -1402,6 +1461,20 @@ int BPF_PROG(on_exec, struct task_struct *task)
 	}
 	/* the old image's calls in flight are gone */
 	bpf_map_delete_elem(&threads, &id);
+	if (no_sys_events && (u32)old_pid != (u32)id) {
+		/* a thread but the leader exec'd: it is the leader now,
+		 * with its events (the old leader's entry went at its
+		 * exit, before this) */
+		u32 otid = (u32)old_pid, tid = (u32)id;
+		u64 *cv = bpf_map_lookup_elem(&carrier, &otid);
+
+		if (cv) {
+			u64 v = *cv;
+
+			bpf_map_update_elem(&carrier, &tid, &v, BPF_ANY);
+			bpf_map_delete_elem(&carrier, &otid);
+		}
+	}
 	/* the new image's calls are ours until its interposer says hello */
 	{
 		u32 tgid = id >> 32, *v = bpf_map_lookup_elem(&tracked, &tgid);

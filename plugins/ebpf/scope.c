@@ -709,14 +709,19 @@ static int fds_reserve(struct ebpf_state *st, size_t n)
 /* The filter events [from, to) on thread tid of process tgid; prog_only:
  * only those of program files (a process its interposer records); have:
  * those it has already (NULL: none); at_exec: a thread held in the exec
- * gate, whose breakpoints the exec puts in place. */
+ * gate, whose breakpoints the exec puts in place; group: theirs (0: a new
+ * one, st->scope_group). */
 static int open_filters(struct ebpf_state *st, size_t from, size_t to,
 			pid_t tid, pid_t tgid, int prog_only,
-			const unsigned char *have, int at_exec)
+			const unsigned char *have, int at_exec, uint32_t group)
 {
 	int inherit = at_exec ? 2 : 1;
 	uint64_t now = ebpf_now_ns();
 	size_t i;
+
+	if (!group) {
+		group = ++st->scope_group;
+	}
 
 	if (fds_reserve(st, to - from)) {
 		return -ENOMEM;
@@ -739,6 +744,7 @@ static int open_filters(struct ebpf_state *st, size_t from, size_t to,
 		st->scope_fd_tag[st->scope_nfds].ev = (uint32_t)i;
 		st->scope_fd_tag[st->scope_nfds].prog = st->scope_evs[i].prog;
 		st->scope_fd_tag[st->scope_nfds].opened = now;
+		st->scope_fd_tag[st->scope_nfds].group = group;
 		st->scope_fds[st->scope_nfds++] = fd;
 		st->scope_opens++;
 	}
@@ -763,7 +769,27 @@ static int cover_thread(struct ebpf_state *st, struct cover_run *r, pid_t tid,
 	p[at] = tid;
 	r->ndone++;
 	r->opened++;
-	return open_filters(st, r->from, r->to, tid, tgid, prog_only, NULL, 0);
+	if (st->handover && !prog_only) {
+		/* a thread that carried every event there was gets the new
+		 * ones in that group, and carries them all (exec_carried()) */
+		int cfd = bpf_map__fd(st->skel->maps.carrier);
+		uint32_t key = (uint32_t)tid;
+		uint64_t v;
+		int err;
+
+		if (!bpf_map_lookup_elem(cfd, &key, &v) &&
+		    (uint32_t)v == r->from) {
+			err = open_filters(st, r->from, r->to, tid, tgid, 0,
+					   NULL, 0, (uint32_t)(v >> 32));
+			if (!err) {
+				v = (v >> 32) << 32 | r->to;
+				bpf_map_update_elem(cfd, &key, &v, BPF_ANY);
+			}
+			return err;
+		}
+	}
+	return open_filters(st, r->from, r->to, tid, tgid, prog_only, NULL, 0,
+			    0);
 }
 
 /* every thread of every tracked process, once; with handover, not those
@@ -855,6 +881,81 @@ int ebpf_scope_cover(struct ebpf_state *st, size_t from)
 }
 
 /*
+ * Handover: what thread tid carries into its exec. Under the eBPF source
+ * nothing is opened at an exec but for set-id files: the copies the
+ * thread inherited are the filter, across the exec. Under auto each exec
+ * opened a set of its own, so that a hello could close it, and a
+ * Chromium process exec'd by the browser (the zygote, /proc/self/exe) had
+ * two, its own and the browser's copies, which no hello of its could
+ * close. Each trap walks the trace event's perf events for one of the
+ * current process's (__uprobe_perf_filter()), each context switch and
+ * clone goes through the thread's: the browser's tree spent ~40% more
+ * system time than under the eBPF source, and auto was 1.1-1.17x of it.
+ *
+ * So the events of a group (open_filters()) are every event there was,
+ * opened at an exec on the exec'ing thread, and the new ones a covering
+ * adds to each thread carrying the group (cover_thread()). BPF's
+ * `carrier` says, per thread, the group it carries and how many events
+ * that is: written here, copied to each thread it makes (copies of the
+ * events are made then too), kept across an exec. A thread carrying as
+ * many as there are, in a group none of which a hello closed, in a
+ * process whose image is not the interposer's (then its hello may close
+ * the group), keeps them at its exec. A hello closes none that another
+ * process has copies of (ebpf_scope_release(), BPF's `forked`), so
+ * neither the group's process's nor any other's hello takes them away
+ * later. attach_lock held.
+ */
+static int exec_carried(struct ebpf_state *st, pid_t tid, pid_t tgid)
+{
+	int cfd = bpf_map__fd(st->skel->maps.carrier);
+	int tfd = bpf_map__fd(st->skel->maps.tracked);
+	uint32_t key = (uint32_t)tid, val, group;
+	uint64_t v;
+
+	if (st->scope_carry_off || bpf_map_lookup_elem(cfd, &key, &v) ||
+	    (uint32_t)v != st->scope_nevs) {
+		return 0;
+	}
+	/* a process of the tree (its threads' values were written at their
+	 * clones, not left by an earlier thread with the id), its image not
+	 * the interposer's (early.c's guesses get the new events of program
+	 * files only: they carry fewer than there are after a covering) */
+	key = (uint32_t)tgid;
+	if (bpf_map_lookup_elem(tfd, &key, &val) ||
+	    (val & MT_TR_INTERPOSED)) {
+		return 0;
+	}
+	group = (uint32_t)(v >> 32);
+	for (size_t i = 0; i < st->scope_ndead; i++) {
+		if (st->scope_dead[i] == group) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* The set just opened on thread tid (every event) is what it carries */
+static void carry_set(struct ebpf_state *st, pid_t tid)
+{
+	uint32_t key = (uint32_t)tid;
+	uint64_t v = (uint64_t)st->scope_group << 32 | st->scope_nevs;
+
+	bpf_map_update_elem(bpf_map__fd(st->skel->maps.carrier), &key, &v,
+			    BPF_ANY);
+}
+
+/* Thread tid's exec ends the events it inherited (gate.c:
+ * exec_drops_inherited()): what it makes carries none of them. */
+void ebpf_scope_carry_lost(struct ebpf_state *st, pid_t tid)
+{
+	uint32_t key = (uint32_t)tid;
+
+	if (st->handover && st->scope_ok) {
+		bpf_map_delete_elem(bpf_map__fd(st->skel->maps.carrier), &key);
+	}
+}
+
+/*
  * Thread tid of process tgid waits in the exec gate to exec: with
  * handover (--source auto), whatever it runs, its allocator calls are ours
  * until its interposer says hello (if it has one); else it execs a program
@@ -882,6 +983,13 @@ int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid,
 		return 0;
 	}
 	t0 = ebpf_now_ns();
+	if (st->handover && how == EBPF_COVER_EXEC &&
+	    exec_carried(st, tid, tgid)) {
+		st->scope_exec_carried++;
+		st->scope_exec_covers++;
+		st->scope_ns += ebpf_now_ns() - t0;
+		return 0;
+	}
 	have = calloc(st->scope_nevs, 1);
 	if (!have) {
 		return -ENOMEM;
@@ -907,7 +1015,10 @@ int ebpf_scope_cover_exec(struct ebpf_state *st, pid_t tid, pid_t tgid,
 	}
 	err = open_filters(st, 0, st->scope_nevs, tid, tgid,
 			   how == EBPF_COVER_PROG, have,
-			   how != EBPF_COVER_NOW);
+			   how != EBPF_COVER_NOW, 0);
+	if (!err && st->handover && how == EBPF_COVER_EXEC) {
+		carry_set(st, tid);
+	}
 	free(have);
 	st->scope_exec_covers++;
 	st->scope_ns += ebpf_now_ns() - t0;
@@ -1031,16 +1142,46 @@ static int release_queue(struct ebpf_state *st, int fd, uint64_t hello_ts)
 	return 0;
 }
 
+/* A group some of whose events a hello closes: no thread carries it
+ * whole (exec_carried()). attach_lock held. */
+static void scope_dead_add(struct ebpf_state *st, uint32_t group)
+{
+	uint32_t *d;
+
+	if (st->scope_ndead && st->scope_dead[st->scope_ndead - 1] == group) {
+		return;
+	}
+	d = mt_array_grow(st->scope_dead, &st->scope_dead_cap,
+			  st->scope_ndead + 1, sizeof(*d));
+	if (!d) {
+		/* no room to say so: nothing is carried any more */
+		st->scope_carry_off = 1;
+		return;
+	}
+	st->scope_dead = d;
+	st->scope_dead[st->scope_ndead++] = group;
+}
+
 /* Handover: process tgid's interposer said hello (its trap at
  * hello_ts): its allocator calls are its own to record, nothing of ours
- * traps in it any more (nor in what it made since: the copies go with the
- * events) once the thread above has closed them, but the functions of
- * program files, which no interposer sees called. */
+ * traps in it any more once the thread above has closed them, but the
+ * functions of program files, which no interposer sees called, and the
+ * events of an earlier image that it forked a child of (the child has
+ * copies of them, which closing would end: a process recorded by
+ * uprobes that forks, then execs a program its interposer records). */
 void ebpf_scope_release(struct ebpf_state *st, pid_t tgid, uint64_t hello_ts)
 {
+	uint32_t key = (uint32_t)tgid;
+	uint64_t forked_ts = 0;
 	size_t i, n = 0;
 	int queued = 0;
 
+	if (st->skel->bss->forked_lost) {
+		/* a fork BPF could not note: copies anywhere */
+		return;
+	}
+	bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.forked), &key,
+			    &forked_ts);
 	release_start(st);
 	pthread_mutex_lock(&st->attach_lock);
 	if (st->rel_running) {
@@ -1051,10 +1192,14 @@ void ebpf_scope_release(struct ebpf_state *st, pid_t tgid, uint64_t hello_ts)
 		 * so do events opened after the trap: the hello is read
 		 * late, and its process may have exec'd meanwhile, a new
 		 * image with events of its own (an env -i child of an
-		 * interposed env lost every call to this) */
+		 * interposed env lost every call to this); and those
+		 * opened before the process last forked a child of an
+		 * image not the interposer's, which has copies of them */
 		if (st->scope_fd_tag[i].tgid == tgid &&
 		    !st->scope_fd_tag[i].prog &&
-		    st->scope_fd_tag[i].opened < hello_ts) {
+		    st->scope_fd_tag[i].opened < hello_ts &&
+		    st->scope_fd_tag[i].opened >= forked_ts) {
+			scope_dead_add(st, st->scope_fd_tag[i].group);
 			if (release_queue(st, st->scope_fds[i], hello_ts)) {
 				close(st->scope_fds[i]);
 			} else {
@@ -1080,9 +1225,14 @@ void ebpf_scope_release(struct ebpf_state *st, pid_t tgid, uint64_t hello_ts)
 
 /* Handover: process tgid ended. Its events stay open (a child it forked
  * has copies of them that must go on trapping) but name nobody: a new
- * process with its pid gets its own. */
+ * process with its pid gets its own, and its own `forked`. */
 void ebpf_scope_gone(struct ebpf_state *st, pid_t tgid)
 {
+	uint32_t key = (uint32_t)tgid;
+
+	if (st->scope_ok) {
+		bpf_map_delete_elem(bpf_map__fd(st->skel->maps.forked), &key);
+	}
 	pthread_mutex_lock(&st->attach_lock);
 	for (size_t i = 0; i < st->scope_nfds; i++) {
 		if (st->scope_fd_tag[i].tgid == tgid) {
@@ -1116,8 +1266,9 @@ void ebpf_scope_done(struct ebpf_state *st)
 	}
 	if (st->handover) {
 		ebpf_log(st, MT_LOG_DEBUG,
-			 "scope: %llu execs covered, %llu hellos, %llu processes released in %.1f ms (beside the reads); from a hello's trap to its last close %.2f ms on average, %.2f at most",
+			 "scope: %llu execs covered (%llu by the events they carried), %llu hellos, %llu processes released in %.1f ms (beside the reads); from a hello's trap to its last close %.2f ms on average, %.2f at most",
 			 (unsigned long long)st->scope_exec_covers,
+			 (unsigned long long)st->scope_exec_carried,
 			 (unsigned long long)st->hellos,
 			 (unsigned long long)st->scope_releases,
 			 (double)st->scope_release_ns / 1e6,
@@ -1136,6 +1287,9 @@ void ebpf_scope_done(struct ebpf_state *st)
 	free(st->early);
 	st->early = NULL;
 	st->nearly = 0;
+	free(st->scope_dead);
+	st->scope_dead = NULL;
+	st->scope_ndead = st->scope_dead_cap = 0;
 	for (size_t i = 0; i < st->scope_nfds; i++) {
 		close(st->scope_fds[i]);
 	}
