@@ -422,6 +422,49 @@ START_TEST(test_fork_hello)
 }
 END_TEST
 
+/* The N of -vv's "scope: N uprobe events" (-1: none) */
+static long scope_events(const char *err)
+{
+	const char *p;
+
+	for (p = err; (p = strstr(p, "scope: ")); p += 7) {
+		char *end;
+		long n = strtol(p + 7, &end, 10);
+
+		if (end != p + 7 && !strncmp(end, " uprobe events", 14)) {
+			return n;
+		}
+	}
+	return -1;
+}
+
+/*
+ * A program with a malloc of its own is never the interposer's (the
+ * interposer's test, and early.c's): its probes join the libraries'
+ * uprobe events, as under the eBPF source, and auto makes one more event
+ * only, the interposer's hello. Its probes had events of their own
+ * (MT_CK_PROG, kept for a process its interposer records): 15 events, and
+ * Chromium's threads carried 19 filter events each instead of 10, which
+ * each of their context switches and clones goes through.
+ */
+START_TEST(test_own_events)
+{
+	const char *argv[] = { ebpf_prog("alloc-own-malloc"), NULL };
+	struct ebpf_trace ta, te;
+	long na, ne;
+
+	trace_v("ebpf", "-vv", argv, &te);
+	trace_v("auto", "-vv", argv, &ta);
+	ck_assert_msg(check_lines(&ta, "auto") == 0, "%s", err_tail(ta.err));
+	na = scope_events(ta.err);
+	ne = scope_events(te.err);
+	ck_assert_msg(ne > 0 && na == ne + 1,
+		      "%ld uprobe events under auto, %ld under ebpf", na, ne);
+	ebpf_trace_free(&ta);
+	ebpf_trace_free(&te);
+}
+END_TEST
+
 /*
  * A program that runs itself again through /proc/self/exe (Chromium's
  * zygote): the exec gate read memtrack's own executable for it, guessed
@@ -589,6 +632,7 @@ static Suite *auto_suite(void)
 	tcase_add_test(tc, test_carried);
 	tcase_add_test(tc, test_fork_hello);
 	tcase_add_test(tc, test_exec_self);
+	tcase_add_test(tc, test_own_events);
 	tcase_add_test(tc, test_ahead);
 	tcase_add_test(tc, test_default);
 	tcase_add_test(tc, test_bad_option);

@@ -107,6 +107,40 @@ static void early_drop(struct ebpf_state *st, struct ebpf_early *e)
 	__atomic_store_n(&st->nearly_pub, st->nearly, __ATOMIC_RELEASE);
 }
 
+int ebpf_elf_defines(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	int dynsym = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		    !sh.sh_entsize) {
+			continue;
+		}
+		dynsym = 1;
+		d = elf_getdata(scn, NULL);
+		n = d ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF) {
+				continue;
+			}
+			s = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (s && !strcmp(s, name)) {
+				return 1;
+			}
+		}
+	}
+	return dynsym ? 0 : -1;
+}
+
 /*
  * Is the ELF file fd a program the interposer will record whole: this
  * machine's kind, run by glibc's loader (another loader would map the
@@ -116,11 +150,10 @@ static void early_drop(struct ebpf_state *st, struct ebpf_early *e)
 static int elf_early(int fd)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 	char buf[PATH_MAX];
 	const char *base;
-	int dynsym = 0, ok = 0;
+	int ok = 0;
 
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -136,33 +169,9 @@ static int elf_early(int fd)
 	if (strncmp(base, "ld-linux", 8)) {
 		goto end; /* not glibc's */
 	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
-		    !sh.sh_entsize) {
-			continue;
-		}
-		dynsym = 1;
-		d = elf_getdata(scn, NULL);
-		n = d ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    sym.st_shndx == SHN_UNDEF) {
-				continue;
-			}
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name && !strcmp(name, "malloc")) {
-				goto end; /* its own: the uprobes' */
-			}
-		}
-	}
-	ok = dynsym; /* no section table: cannot tell, so not guessed */
+	/* its own malloc: the uprobes'; no section table: cannot tell, so
+	 * not guessed */
+	ok = !ebpf_elf_defines(elf, "malloc");
 end:
 	if (elf) {
 		elf_end(elf);
