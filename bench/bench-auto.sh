@@ -104,13 +104,18 @@ least() { sort -g | head -n 1; }
 bench() {
 	name=$1 cmd=$2
 	shift 2
+	srcs=$*
 	for r in $(seq "$rounds"); do
+		# the order turns each round: a machine that slows down
+		# through a round weighs on every source alike
+		set -- "$@" "$1"
+		shift
 		for s in "$@"; do
 			time_one "$s" "$cmd" >>"$dir/$name.$s"
 		done
 	done
 	line="$name:"
-	for s in "$@"; do
+	for s in $srcs; do
 		m=$(median <"$dir/$name.$s")
 		eval "med_$s=$m"
 		line="$line $s $m s;"
@@ -139,12 +144,22 @@ if want setuid; then
 fi
 want beside || exit 0
 
-# beside: the untraced loop times itself while a recording runs
+# beside: the untraced loop times itself while a recording runs. The
+# order turns from round to round (alone, auto, ebpf; auto, ebpf, alone;
+# ...): a machine that slows down through each round (it did here, ebpf
+# last: 1.07-1.09x with no system time in the loop) weighs on each alike.
 for r in $(seq "$rounds"); do
-	quiet
-	"$dir/loop" 20000000 t >>"$dir/beside.alone"
-	for s in auto ebpf; do
+	case $((r % 3)) in
+	1) order="alone auto ebpf" ;;
+	2) order="auto ebpf alone" ;;
+	*) order="ebpf alone auto" ;;
+	esac
+	for s in $order; do
 		quiet
+		if [ "$s" = alone ]; then
+			"$dir/loop" 20000000 t >>"$dir/beside.alone"
+			continue
+		fi
 		"$memtrack" -q --source "$s" --sink "file:$dir/b.mt" -- \
 			sh -c "$dir/loop 1000; sleep 2" &
 		mpid=$!
@@ -164,8 +179,8 @@ for f in alone auto ebpf; do
 	eval "min_$f=$(least <"$dir/beside.$f.wall")"
 	eval "sys_$f=$(awk '{ s += $3 } END { printf "%.3f", s }' "$dir/beside.$f")"
 done
-# Each round times the loop alone, then beside auto, then beside ebpf,
-# a few seconds apart: the ratio within a round is the least moved by the
+# Each round times the loop alone, beside auto and beside ebpf, a few
+# seconds apart: the ratio within a round is the least moved by the
 # machine's drift, and its median over the rounds is the goal's figure.
 for s in auto ebpf; do
 	eval "pair_$s=$(paste "$dir/beside.alone.wall" "$dir/beside.$s.wall" |
