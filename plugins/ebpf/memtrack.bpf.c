@@ -1321,11 +1321,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		u32 ptid = (u32)id;
 		u64 *cv = bpf_map_lookup_elem(&carrier, &ptid);
 
-		if (cv) {
-			u64 v = *cv;
-
-			bpf_map_update_elem(&carrier, &pid, &v, BPF_ANY);
-		} else {
+		/* no value (none, or no room): a value an earlier thread
+		 * with this id left would be taken for the child's */
+		if (!cv || bpf_map_update_elem(&carrier, &pid, cv, BPF_ANY)) {
 			bpf_map_delete_elem(&carrier, &pid);
 		}
 	}
