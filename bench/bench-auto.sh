@@ -145,16 +145,14 @@ fi
 want beside || exit 0
 
 # beside: the untraced loop times itself while a recording runs. The
-# order turns from round to round (alone, auto, ebpf; auto, ebpf, alone;
-# ...): a machine that slows down through each round (it did here, ebpf
+# order turns from round to round, as in bench() (alone, auto, ebpf;
+# auto, ebpf, alone; ...): a machine that slows down through each round (it did here, ebpf
 # last: 1.07-1.09x with no system time in the loop) weighs on each alike.
+set -- ebpf alone auto
 for r in $(seq "$rounds"); do
-	case $((r % 3)) in
-	1) order="alone auto ebpf" ;;
-	2) order="auto ebpf alone" ;;
-	*) order="ebpf alone auto" ;;
-	esac
-	for s in $order; do
+	set -- "$@" "$1"
+	shift
+	for s in "$@"; do
 		quiet
 		if [ "$s" = alone ]; then
 			"$dir/loop" 20000000 t >>"$dir/beside.alone"

@@ -350,7 +350,6 @@ START_TEST(test_carried)
 	const char *argv[] = { env, "-i", "/bin/sh", "-c", cmd, NULL };
 	struct ebpf_trace ta, te;
 	struct per_proc pa, pe;
-
 	char basic[PATH_MAX];
 
 	/* ebpf_prog(): static storage */
@@ -399,7 +398,6 @@ START_TEST(test_fork_hello)
 	char cmd[4 * PATH_MAX];
 	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
 	struct ebpf_trace t;
-
 	char fe[PATH_MAX];
 
 	snprintf(fe, sizeof(fe), "%s", ebpf_prog("fork-exec"));

@@ -382,8 +382,6 @@ static int elf_has_soname(Elf *elf)
 	return 0;
 }
 
-/* A program file: an executable (ET_EXEC), or one with an interpreter
- * that is not a library (libc.so.6 has an interpreter: it runs). */
 static int elf_has_interp(Elf *elf, size_t phnum)
 {
 	for (size_t i = 0; i < phnum; i++) {
@@ -396,6 +394,8 @@ static int elf_has_interp(Elf *elf, size_t phnum)
 	return 0;
 }
 
+/* A program file: an executable (ET_EXEC), or one with an interpreter
+ * that is not a library (libc.so.6 has an interpreter: it runs). */
 static int elf_is_program(Elf *elf, size_t phnum)
 {
 	GElf_Ehdr eh;
@@ -406,14 +406,7 @@ static int elf_is_program(Elf *elf, size_t phnum)
 	if (eh.e_type == ET_EXEC) {
 		return 1;
 	}
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP) {
-			return !elf_has_soname(elf);
-		}
-	}
-	return 0;
+	return elf_has_interp(elf, phnum) && !elf_has_soname(elf);
 }
 
 /* One symbol: a probe when it is an exported allocator entry point. */

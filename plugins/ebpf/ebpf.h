@@ -380,11 +380,11 @@ void ebpf_scope_release(struct ebpf_state *st, pid_t tgid, uint64_t hello_ts);
 /* gate.c: PT_INTERP of the ELF file fd into buf (0, or -1: none); the
  * interpreter a "#!" line of head names (n bytes read), cut in place */
 int ebpf_elf_interp(int fd, char *buf, size_t size);
+char *ebpf_shebang(char *head, ssize_t n);
 /* early.c: whether the ELF file defines name in its dynamic symbols, as
  * the interposer's test of a program's own malloc (-1: no .dynsym) */
 typedef struct Elf Elf;
 int ebpf_elf_defines(Elf *elf, const char *name);
-char *ebpf_shebang(char *head, ssize_t n);
 
 struct stat;
 /* early.c (handover): the gate's guess at an exec, its check at the

@@ -1413,7 +1413,6 @@ int BPF_PROG(on_exit, struct task_struct *task)
 		}
 		bpf_map_delete_elem(&tracked, &tgid);
 		bpf_map_delete_elem(&image_ts, &tgid);
-
 		maps = stack_depth ? bpf_map_lookup_elem(&unw_procs, &utgid) :
 				     NULL;
 		if (maps && maps->nchunks) {

@@ -754,7 +754,10 @@ static int open_filters(struct ebpf_state *st, size_t from, size_t to,
 static int cover_thread(struct ebpf_state *st, struct cover_run *r, pid_t tid,
 			pid_t tgid, int prog_only)
 {
+	int cfd = bpf_map__fd(st->skel->maps.carrier), err;
+	uint32_t key = (uint32_t)tid, group = 0;
 	size_t at = done_at(r, tid);
+	uint64_t v;
 	pid_t *p;
 
 	if (at < r->ndone && r->done[at] == tid) {
@@ -769,27 +772,19 @@ static int cover_thread(struct ebpf_state *st, struct cover_run *r, pid_t tid,
 	p[at] = tid;
 	r->ndone++;
 	r->opened++;
-	if (st->handover && !prog_only) {
-		/* a thread that carried every event there was gets the new
-		 * ones in that group, and carries them all (exec_carried()) */
-		int cfd = bpf_map__fd(st->skel->maps.carrier);
-		uint32_t key = (uint32_t)tid;
-		uint64_t v;
-		int err;
-
-		if (!bpf_map_lookup_elem(cfd, &key, &v) &&
-		    (uint32_t)v == r->from) {
-			err = open_filters(st, r->from, r->to, tid, tgid, 0,
-					   NULL, 0, (uint32_t)(v >> 32));
-			if (!err) {
-				v = (v >> 32) << 32 | r->to;
-				bpf_map_update_elem(cfd, &key, &v, BPF_ANY);
-			}
-			return err;
-		}
+	/* a thread that carried every event there was gets the new ones in
+	 * that group, and carries them all (exec_carried()) */
+	if (st->handover && !prog_only &&
+	    !bpf_map_lookup_elem(cfd, &key, &v) && (uint32_t)v == r->from) {
+		group = (uint32_t)(v >> 32);
 	}
-	return open_filters(st, r->from, r->to, tid, tgid, prog_only, NULL, 0,
-			    0);
+	err = open_filters(st, r->from, r->to, tid, tgid, prog_only, NULL, 0,
+			   group);
+	if (!err && group) {
+		v = (uint64_t)group << 32 | r->to;
+		bpf_map_update_elem(cfd, &key, &v, BPF_ANY);
+	}
+	return err;
 }
 
 /* every thread of every tracked process, once; with handover, not those
